@@ -1,0 +1,47 @@
+# dm-rainssd top-level Makefile.
+#
+#   make                 build dm-rainssd.ko (and rainssd_kunit.ko when the
+#                        kernel has CONFIG_KUNIT) against KDIR
+#   make KDIR=<dir>      ... against another kernel build or headers directory
+#   make demo            set up, build, boot a VM, run fio on an 8-channel volume
+#   make test            set up, build, KUnit + integration tests in VMs
+#   make check-style     checkpatch --strict and sparse over the module
+#   make kernel          build (or refresh) the 6.12 test kernel in the cache
+#   make tools           build the userspace tools
+
+RAINSSD_CACHE ?= $(HOME)/.cache/rainssd
+KDIR ?= $(RAINSSD_CACHE)/build-6.12
+W ?= 1
+
+SRCS := $(wildcard dm-rainssd/*.c dm-rainssd/*.h kunit/*.c)
+
+.PHONY: all module tools kernel setup demo test check-style clean
+
+all: module tools
+
+module:
+	@if [ "$(KDIR)" = "$(RAINSSD_CACHE)/build-6.12" ] && [ ! -f "$(KDIR)/Module.symvers" ]; then \
+		$(MAKE) kernel; fi
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=$(W) modules
+
+tools:
+	$(MAKE) -C userspace-tools
+
+setup:
+	bash scripts/setup-host.sh
+
+kernel: setup
+	bash scripts/build-kernel.sh
+
+demo:
+	bash scripts/demo.sh
+
+test:
+	bash scripts/test.sh
+
+check-style:
+	bash scripts/check-style.sh
+
+clean:
+	@if [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
+	$(MAKE) -C userspace-tools clean

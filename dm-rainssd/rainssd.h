@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dm-rainssd: the target's state, shared by the dm glue (rainssd-target.c)
+ * and the stripe I/O engine (rainssd-io.c).
+ */
+#ifndef RAINSSD_H
+#define RAINSSD_H
+
+#include <linux/bio.h>
+#include <linux/blk_types.h>
+#include <linux/device-mapper.h>
+#include <linux/percpu.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+
+#include "rainssd-compat.h"
+#include "rainssd-geometry.h"
+#include "rainssd-policy.h"
+
+#define DM_MSG_PREFIX "rainssd"
+
+#define RS_LOCK_BUCKETS_SHIFT	10
+
+/* Counters shown by the status line, in status order; kept per CPU. */
+enum rs_stat {
+	RS_STAT_READS,		/* user read bios (after splitting at chunks) */
+	RS_STAT_WRITES,		/* user write bios (after splitting at stripes) */
+	RS_STAT_FULL,		/* full-stripe writes: parity from new data only */
+	RS_STAT_RMW,		/* read-modify-write parity updates */
+	RS_STAT_RCW,		/* reconstruct-write parity updates */
+	RS_STAT_DEGRADED,	/* writes to a stripe with a dead member */
+	RS_STAT_PREREADS,	/* member reads issued for parity updates */
+	RS_STAT_RECON_READS,	/* user reads served by XOR of the other members */
+	RS_NR_STATS,
+};
+
+struct rs_stats {
+	u64 c[RS_NR_STATS];
+};
+
+struct rs_lock_bucket {
+	spinlock_t lock;		/* protects head */
+	struct hlist_head head;
+};
+
+/* A stripe-sized buffer set used by the stripe operations when memory is short. */
+struct rs_reserve {
+	spinlock_t lock;		/* protects busy and waiters */
+	bool busy;
+	struct list_head waiters;
+	struct page **pages;
+};
+
+struct rainssd {
+	struct dm_target *ti;
+	struct rs_geom geom;
+	struct dm_dev *dev[RS_MAX_DEVS];
+	sector_t member_sectors;
+
+	enum rs_policy policy;
+
+	unsigned long dead_mask;	/* bit m: member m is dead */
+
+	struct rs_stats __percpu *stats;
+	struct rs_lock_bucket *locks;
+	struct rs_reserve reserve;
+	unsigned int pages_per_member;	/* pages per member in a full-chunk buffer */
+
+	struct bio_set bs;
+	struct workqueue_struct *wq;
+	struct work_struct event_work;
+};
+
+/* What a user bio is doing; kept in its per-bio data. */
+enum rs_io_kind {
+	RS_IO_DIRECT_READ,	/* remapped to one member */
+	RS_IO_RECON_READ,	/* rebuilt from the other members of the stripe */
+	RS_IO_WRITE,		/* a stripe write */
+	RS_IO_FLUSH,		/* one of the empty flushes, one per member */
+};
+
+/* Per-bio data: one user bio and, for stripe operations, their state. */
+struct rs_io {
+	struct rainssd *rs;
+	struct bio *bio;
+	enum rs_io_kind kind;
+	unsigned int member;		/* direct read / flush: the member */
+	struct bvec_iter iter;		/* the bio's logical iterator, as mapped */
+
+	/* Stripe operations only. */
+	u64 stripe;
+	struct hlist_node hnode;	/* in the lock bucket while owning the stripe */
+	struct list_head waiters;	/* operations queued behind this owner */
+	struct list_head wait_entry;	/* in the owner's or the reserve's waiters */
+	struct work_struct work;
+	void (*next)(struct rs_io *io);	/* what the work item runs */
+	atomic_t pending;
+	bool reread;			/* a pre-read failed: plan again */
+	bool from_reserve;
+	blk_status_t status;
+	enum rs_write_mode mode;
+	struct rs_stripe_shape shape;
+	struct page **pages;		/* n * npages buffer pages */
+	unsigned int npages;		/* pages per member for shape.rows */
+};
+
+static inline void rs_stat_inc(struct rainssd *rs, enum rs_stat st)
+{
+	this_cpu_inc(rs->stats->c[st]);
+}
+
+static inline unsigned int rs_dead_count(struct rainssd *rs)
+{
+	return hweight_long(READ_ONCE(rs->dead_mask));
+}
+
+static inline bool rs_member_dead(struct rainssd *rs, unsigned int m)
+{
+	return test_bit(m, &rs->dead_mask);
+}
+
+/* rainssd-io.c */
+int rs_io_init(struct rainssd *rs);
+void rs_io_exit(struct rainssd *rs);
+void rs_member_failed(struct rainssd *rs, unsigned int m);
+void rs_submit_stripe_io(struct rs_io *io);
+
+#endif

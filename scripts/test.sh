@@ -1,0 +1,57 @@
+#!/bin/bash
+# make test: everything from a fresh machine. Installs what is missing, builds
+# the test kernel (cached), the module for the test kernel and for the stock
+# Debian kernel, the tools; runs the host-side tests, style checks, then the
+# KUnit suites and every integration case in a 6.12 VM and a smoke subset on
+# the stock kernel. Ends with `N passed, N failed`; exits non-zero on failure.
+#
+# Environment: CASES=<glob> runs only matching cases; STOCK=0 skips the stock
+# kernel run.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+cd "$REPO"
+results=$REPO/results
+mkdir -p "$results"
+log_all=$results/test.log
+: >"$log_all"
+t0=$(date +%s)
+
+step() { # step <name> <cmd...>: a host-side test step
+	local name=$1; shift
+	if "$@" >>"$log_all" 2>&1; then echo "ok - $name"; else echo "not ok - $name"; tail -30 "$log_all"; fi
+}
+
+main() {
+bash scripts/setup-host.sh || die "setup failed"
+bash scripts/build-kernel.sh || die "test kernel build failed"
+bash scripts/build-module.sh "$KBUILD" "$RAINSSD_CACHE/mod-6.12" >/dev/null || die "module build (6.12) failed"
+make -s -C userspace-tools >/dev/null || die "tools build failed"
+
+{
+	step "build:6.1-stock-headers" bash scripts/build-module.sh "$(stock_headers)" "$RAINSSD_CACHE/mod-stock"
+	step "check-style" bash scripts/check-style.sh
+	step "tools:rainssd-check" bash userspace-tools/tests/test-rainssd-check.sh
+} | tee "$results/host.out"
+
+export KSRC
+log "running KUnit and the integration cases in the 6.12 test VM"
+bash scripts/vm-run.sh --kernel test -- env KSRC="$KSRC" bash tests/run-in-vm.sh \
+	"$RAINSSD_CACHE/mod-6.12" "${CASES:-*}" 2>&1 | tr -d '\r' | tee "$results/vm-6.12.log" | grep -E '^(ok|not ok) |^    ' 
+grep -q RUNNER-DONE "$results/vm-6.12.log" || echo "not ok - vm-6.12:runner-completed"
+
+if [ "${STOCK:-1}" = 1 ]; then
+	log "running the smoke cases on the stock kernel ($(basename "$(stock_kernel)"))"
+	bash scripts/vm-run.sh --kernel stock -- bash tests/run-in-vm.sh \
+		"$RAINSSD_CACHE/mod-stock" "0[1-5]-*" 2>&1 | tr -d '\r' | tee "$results/vm-stock.log" |
+		grep -E '^(ok|not ok) |^    ' | sed -E 's/^(ok|not ok) - /\1 - stock:/'
+	grep -q RUNNER-DONE "$results/vm-stock.log" || echo "not ok - vm-stock:runner-completed"
+fi
+}
+
+main 2>&1 | tee "$results/summary.out"
+passed=$(grep -c '^ok - ' "$results/summary.out")
+failed=$(grep -c '^not ok - ' "$results/summary.out")
+log "make test took $(( $(date +%s) - t0 )) s; logs in $results"
+grep '^not ok - ' "$results/summary.out" | sed 's/^/failed: /'
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

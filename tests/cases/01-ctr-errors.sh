@@ -1,0 +1,41 @@
+#!/bin/bash
+# Every constructor error is refused with its precise message, and leaves
+# nothing behind (the module still unloads at the end of the run).
+. "$REPO/tests/lib.sh"
+t_channels 4 --size-mb 64
+"$CHANNELS" create 1 --prefix rsx --size-mb 80 >/dev/null
+d=("${T_DEVS[@]}")
+len=$(t_usable 128)
+
+try() { # try <expected message> <table>
+	local want=$1 table=$2 mark
+	mark=$(dmesg | wc -l)
+	if echo "$table" | dmsetup create rs_bad 2>/dev/null; then
+		dmsetup remove rs_bad
+		fail "accepted: $table"
+	fi
+	dmesg | tail -n +$((mark + 1)) | grep -qF "$want" || fail "no '$want' for: $table"
+	note "refused: $want"
+}
+
+try "Not enough arguments" "0 $len rainssd 128"
+try "Invalid chunk size" "0 $len rainssd 96 4 ${d[*]}"
+try "Invalid chunk size" "0 $len rainssd 4 4 ${d[*]}"
+try "Invalid chunk size" "0 $len rainssd 4096 4 ${d[*]}"
+try "Invalid chunk size" "0 $len rainssd abc 4 ${d[*]}"
+try "Invalid number of member devices" "0 $len rainssd 128 2 ${d[0]} ${d[1]}"
+try "Invalid number of member devices" "0 $len rainssd 128 33 ${d[*]}"
+try "Fewer member devices given" "0 $len rainssd 128 4 ${d[0]} ${d[1]} ${d[2]}"
+try "The same device is given twice" "0 $len rainssd 128 4 ${d[0]} ${d[1]} ${d[2]} ${d[1]}"
+try "Member devices differ in size" "0 $len rainssd 128 4 ${d[0]} ${d[1]} ${d[2]} /dev/rsx0"
+try "Cannot open member device" "0 $len rainssd 128 4 ${d[0]} ${d[1]} ${d[2]} /dev/nonexistent"
+try "Target length exceeds" "0 $((len + 1)) rainssd 128 4 ${d[*]}"
+try "Unknown optional argument" "0 $len rainssd 128 4 ${d[*]} 1 turbo"
+try "Optional argument 'policy' needs a value" "0 $len rainssd 128 4 ${d[*]} 1 policy"
+try "Unknown policy" "0 $len rainssd 128 4 ${d[*]} 2 policy fastest"
+try "Invalid number of optional arguments" "0 $len rainssd 128 4 ${d[*]} 9 policy rmw"
+try "Too many arguments" "0 $len rainssd 128 4 ${d[*]} 2 policy rmw extra"
+"$CHANNELS" destroy --prefix rsx
+# Members smaller than the data offset plus one chunk.
+"$CHANNELS" create 3 --prefix rsx --size-mb 16 >/dev/null
+try "Member devices too small" "0 8 rainssd 128 3 /dev/rsx0 /dev/rsx1 /dev/rsx2"

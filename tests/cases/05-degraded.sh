@@ -1,0 +1,30 @@
+#!/bin/bash
+# A member failed by message in the middle of a fio verify run: the run still
+# verifies, status shows D and reconstruct reads; a second failure gives I/O
+# errors, never wrong data.
+. "$REPO/tests/lib.sh"
+t_channels 4 --size-mb 64 --lat-us 200
+t_create rsd 16
+v=/dev/mapper/rsd
+fio --name=deg --filename=$v --direct=1 --ioengine=libaio --rw=randwrite --bsrange=512-40k \
+	--blockalign=512 --iodepth=16 --size=20m --verify=crc32c --verify_fatal=1 \
+	--output-format=terse >/tmp/fio-deg.out 2>&1 &
+pid=$!
+sleep 3
+dmsetup message rsd 0 fail 1 || fail "fail message"
+wait $pid || { tail /tmp/fio-deg.out; fail "fio verify across the failure"; }
+[ "$(t_status_field rsd 2)" = ADAA ] || fail "health $(t_status_field rsd 2)"
+# Verify again, now wholly degraded: writes of every kind and reads rebuilt.
+t_fio_verify deg2 $v --rw=randwrite --bsrange=512-64k --blockalign=512 --iodepth=8 --size=16m --offset=24m
+recon=$(t_status_field rsd 10)
+[ "$recon" -gt 0 ] || fail "no reconstruct reads counted"
+note "reconstruct reads: $recon, degraded writes: $(t_status_field rsd 8)"
+# Data written before the failure is still there (rebuilt where needed).
+t_fio deg $v --rw=randwrite --bsrange=512-40k --blockalign=512 --iodepth=16 --size=20m \
+	--verify=crc32c --verify_only=1 --verify_fatal=1
+note "data written before the failure verifies"
+# A second failure: every I/O errors.
+dmsetup message rsd 0 fail 3
+if dd if=$v of=/dev/null bs=4k count=64 iflag=direct 2>/dev/null; then fail "read after 2 failures succeeded"; fi
+if dd if=/dev/zero of=$v bs=4k count=1 oflag=direct 2>/dev/null; then fail "write after 2 failures succeeded"; fi
+note "two dead members: I/O errors as expected"

@@ -1,0 +1,90 @@
+#!/bin/bash
+# Helpers for the integration cases; they run inside the test VM as root.
+# A case is a bash script that sources this file, sets up what it needs with
+# these helpers and exits non-zero on failure; the runner tears down after it.
+set -euo pipefail
+
+REPO=${REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+CHECK=${RAINSSD_CHECK:-$REPO/userspace-tools/rainssd-check}
+CHANNELS=$REPO/scripts/channels.sh
+T_DEVS=()
+T_CHUNK=0
+T_LEN=0
+
+note() { echo "    # $*"; }
+fail() { echo "    # FAIL: $*"; exit 1; }
+
+# t_channels <N> [channels.sh options]: make N channels, fill T_DEVS.
+t_channels() {
+	mapfile -t T_DEVS < <("$CHANNELS" create "$@")
+	[ ${#T_DEVS[@]} -gt 0 ] || fail "no channels created"
+}
+
+# The largest volume length for chunk $1 over T_DEVS.
+t_usable() {
+	local chunk=$1 n=${#T_DEVS[@]} sz
+	sz=$(blockdev --getsz "${T_DEVS[0]}")
+	echo $(( (sz - 32768) / chunk * chunk * (n - 1) ))
+}
+
+# t_table <chunk> [len] [opt args...]: the table line for T_DEVS.
+t_table() {
+	local chunk=$1 len=${2:-}
+	shift; [ $# -gt 0 ] && shift
+	[ -n "$len" ] || len=$(t_usable "$chunk")
+	local opt=""
+	[ $# -gt 0 ] && opt=" $# $*"
+	echo "0 $len rainssd $chunk ${#T_DEVS[@]} ${T_DEVS[*]}$opt"
+}
+
+# t_create <name> <chunk> [opt args...]: a volume over all of T_DEVS.
+t_create() {
+	local name=$1 chunk=$2
+	shift 2
+	T_CHUNK=$chunk
+	T_LEN=$(t_usable "$chunk")
+	t_table "$chunk" "$T_LEN" "$@" | dmsetup create "$name" || fail "dmsetup create $name"
+	udevadm settle 2>/dev/null || true
+}
+
+# t_status_field <name> <index>: one field of the status line after the
+# target name ("0 <len> rainssd <fields...>": index 0 is the version).
+t_status_field() {
+	dmsetup status "$1" | awk -v i="$2" '{print $(4 + i)}'
+}
+
+# t_parity: run the parity checker over T_DEVS; fails the case on bad stripes.
+t_parity() {
+	"$CHECK" --length "$T_LEN" "$T_CHUNK" "${T_DEVS[@]}" | tail -1 || fail "parity check failed"
+}
+
+# t_fio <name> <dev> [fio args...]: run fio, fail the case if it fails.
+t_fio() {
+	local name=$1 dev=$2
+	shift 2
+	fio --name="$name" --filename="$dev" --direct=1 --ioengine=libaio \
+		--output-format=terse --terse-version=3 "$@" >/tmp/fio-$name.out 2>&1 ||
+		{ tail -20 /tmp/fio-$name.out; fail "fio $name"; }
+}
+
+# t_fio_verify <name> <dev> [fio args...]: write then verify with crc32c.
+t_fio_verify() {
+	local name=$1 dev=$2
+	shift 2
+	t_fio "$name" "$dev" --verify=crc32c --do_verify=1 --verify_fatal=1 \
+		--verify_dump=0 "$@"
+	note "fio $name verified"
+}
+
+# Remove what a case left behind: dm devices, md arrays, channels.
+t_teardown() {
+	local d
+	for d in $(dmsetup ls 2>/dev/null | awk '$1 != "No" {print $1}'); do
+		dmsetup remove --retry "$d" >/dev/null 2>&1 || dmsetup remove -f "$d" >/dev/null 2>&1 || true
+	done
+	for d in /dev/md[0-9]*; do
+		[ -b "$d" ] && mdadm --stop "$d" >/dev/null 2>&1 || true
+	done
+	"$CHANNELS" destroy >/dev/null 2>&1 || true
+	"$CHANNELS" destroy --prefix rsx >/dev/null 2>&1 || true
+}

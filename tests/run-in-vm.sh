@@ -1,0 +1,62 @@
+#!/bin/bash
+# run-in-vm.sh <moddir> [case-glob]: the test runner inside the VM.
+# Loads the module, runs the KUnit module if built, then every integration
+# case; prints `ok - name` / `not ok - name` per test and `RUNNER-DONE` at the
+# end. A case also fails if the kernel log shows an oops, a warning, a lockdep
+# report or a hung task while it ran.
+set -uo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+export REPO
+moddir=$1 glob=${2:-*}
+export RAINSSD_CHECK=$REPO/userspace-tools/rainssd-check
+. "$REPO/tests/lib.sh"
+set +e
+
+BAD_KLOG='BUG:|WARNING:|Oops|general protection|possible circular locking|possible recursive locking|inconsistent lock state|blocked for more than|KASAN|UBSAN|kmemleak: [0-9]+ new|Call Trace'
+
+klog_since() { dmesg | tail -n +$(($1 + 1)); }
+klog_lines() { dmesg | wc -l; }
+
+echo "# kernel $(uname -r)"
+modprobe -q dm-mod 2>/dev/null
+modprobe -q dm-flakey 2>/dev/null
+modprobe -q raid456 2>/dev/null
+insmod "$moddir/dm-rainssd.ko" || { echo "not ok - module-load"; echo RUNNER-DONE; exit 1; }
+echo "ok - module-load"
+
+if [ -f "$moddir/rainssd_kunit.ko" ]; then
+	mark=$(klog_lines)
+	insmod "$moddir/rainssd_kunit.ko"
+	klog_since "$mark" >/tmp/kunit.log
+	# One line per KUnit case, from the KTAP the suites printed.
+	sed -nE 's/^.*\] +(not ok|ok) [0-9]+ ([a-z_0-9]+)$/\1 - kunit:\2/p' /tmp/kunit.log |
+		grep -E ' - kunit:rs_' || echo "not ok - kunit:no-cases-found"
+	if python3 "${KSRC:?}/tools/testing/kunit/kunit.py" parse /tmp/kunit.log >/tmp/kunit.parsed 2>&1; then
+		echo "ok - kunit:parser-summary"
+	else
+		cat /tmp/kunit.parsed
+		echo "not ok - kunit:parser-summary"
+	fi
+	rmmod rainssd_kunit
+fi
+
+for c in "$REPO"/tests/cases/$glob.sh; do
+	name=$(basename "$c" .sh)
+	mark=$(klog_lines)
+	start=$(date +%s)
+	timeout 900 bash "$c" >/tmp/case.out 2>&1
+	rc=$?
+	sed 's/^/    /' /tmp/case.out | tail -30
+	t_teardown >/dev/null 2>&1
+	if klog_since "$mark" | grep -E "$BAD_KLOG" >/tmp/klog.bad; then
+		echo "    # kernel log:"; klog_since "$mark" | tail -60 | sed 's/^/    #   /'
+		rc=99
+	fi
+	if [ $rc -eq 0 ]; then
+		echo "ok - $name ($(( $(date +%s) - start ))s)"
+	else
+		echo "not ok - $name (exit $rc)"
+	fi
+done
+rmmod dm_rainssd || echo "not ok - module-unload"
+echo RUNNER-DONE
