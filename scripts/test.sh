@@ -41,7 +41,7 @@ grep -q RUNNER-DONE "$results/vm-6.12.log" || echo "not ok - vm-6.12:runner-comp
 
 if [ "${STOCK:-1}" = 1 ]; then
 	log "running the smoke cases on the stock kernel ($(basename "$(stock_kernel)"))"
-	bash scripts/vm-run.sh --kernel stock -- bash tests/run-in-vm.sh \
+	bash scripts/vm-run.sh --kernel stock -- env KSRC="$KSRC" bash tests/run-in-vm.sh \
 		"$RAINSSD_CACHE/mod-stock" "0[1-5]-*" 2>&1 | tr -d '\r' | tee "$results/vm-stock.log" |
 		grep -E '^(ok|not ok) |^    ' | sed -E 's/^(ok|not ok) - /\1 - stock:/'
 	grep -q RUNNER-DONE "$results/vm-stock.log" || echo "not ok - vm-stock:runner-completed"

@@ -26,6 +26,7 @@ echo "ok - module-load"
 
 if [ -f "$moddir/rainssd_kunit.ko" ]; then
 	mark=$(klog_lines)
+	modprobe -q kunit 2>/dev/null
 	insmod "$moddir/rainssd_kunit.ko"
 	klog_since "$mark" >/tmp/kunit.log
 	# One line per KUnit case, from the KTAP the suites printed.
@@ -51,6 +52,10 @@ for c in "$REPO"/tests/cases/$glob.sh; do
 	if klog_since "$mark" | grep -E "$BAD_KLOG" >/tmp/klog.bad; then
 		echo "    # kernel log:"; klog_since "$mark" | tail -60 | sed 's/^/    #   /'
 		rc=99
+	fi
+	if [ $rc -ne 0 ] && [ $rc -ne 99 ]; then
+		echo "    # kernel log since the case started (tail):"
+		klog_since "$mark" | tail -15 | sed 's/^/    #   /'
 	fi
 	if [ $rc -eq 0 ]; then
 		echo "ok - $name ($(( $(date +%s) - start ))s)"

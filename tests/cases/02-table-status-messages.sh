@@ -3,8 +3,8 @@
 # are refused with -EINVAL.
 . "$REPO/tests/lib.sh"
 t_channels 4 --size-mb 64
-t_create rs0 64 2 policy rcw
-majmin() { stat -L -c '%t:%T' "$1" | awk -F: '{printf "%d:%d", strtonum("0x"$1), strtonum("0x"$2)}'; }
+t_create rs0 64 policy rcw
+majmin() { local h; h=$(stat -L -c '%t %T' "$1"); set -- $h; printf '%d:%d' "0x$1" "0x$2"; }
 want="0 $T_LEN rainssd 64 4"
 for d in "${T_DEVS[@]}"; do want+=" $(majmin "$d")"; done
 want+=" 2 policy rcw"
