@@ -593,7 +593,8 @@ int rs_io_init(struct rainssd *rs)
 			goto bad;
 	}
 
-	r = bioset_init(&rs->bs, 2 * RS_MAX_DEVS, offsetof(struct rs_mbio, bio), 0);
+	r = bioset_init(&rs->bs, 2 * RS_MAX_DEVS, offsetof(struct rs_mbio, bio),
+			BIOSET_NEED_BVECS);
 	if (r)
 		goto bad;
 	rs->wq = alloc_workqueue("rainssd", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
