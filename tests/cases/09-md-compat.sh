@@ -7,8 +7,9 @@ t_channels 4 --size-mb 48
 t_create rsm 128
 head -c $((T_LEN * 512)) /dev/urandom >/tmp/md-data
 dd if=/tmp/md-data of=/dev/mapper/rsm bs=1M oflag=direct status=none || fail "write"
-dd if=/tmp/md-data of=/dev/mapper/rsm bs=4k seek=5 count=7 conv=notrunc oflag=direct status=none
-dmsetup remove rsm
+dd if=/tmp/md-data of=/dev/mapper/rsm bs=4k skip=5 seek=5 count=7 conv=notrunc oflag=direct status=none
+udevadm settle 2>/dev/null || true
+dmsetup remove --retry rsm || fail "remove rsm"
 mdadm --create /dev/md0 --run --assume-clean --metadata=1.2 --level=5 --layout=left-symmetric \
 	--chunk=$((T_CHUNK / 2)) --raid-devices=4 --data-offset=16M --bitmap=none \
 	"${T_DEVS[@]}" >/dev/null 2>&1 || fail "mdadm --create"
