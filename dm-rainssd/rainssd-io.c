@@ -27,7 +27,8 @@
 struct rs_mbio {
 	struct rs_io *io;
 	unsigned int member;
-	struct bio bio;
+	struct rs_load_tag tag;
+	struct bio bio;		/* last: the bioset's front pad ends here */
 };
 
 static void rs_op_plan(struct rs_io *io);
@@ -247,6 +248,8 @@ static void rs_mbio_endio(struct bio *bio)
 	struct rs_mbio *mb = container_of(bio, struct rs_mbio, bio);
 	struct rs_io *io = mb->io;
 
+	if (rs_load_done(&io->rs->load, mb->member, &mb->tag))
+		rs_mstat_inc(io->rs, mb->member, RS_MSTAT_STALLS);
 	if (bio->bi_status) {
 		rs_member_failed(io->rs, mb->member);
 		if (bio_op(bio) == REQ_OP_READ)
@@ -284,9 +287,16 @@ static void rs_member_io(struct rs_io *io, unsigned int m, blk_opf_t opf,
 		off += n;
 		len -= n;
 	}
-	if (op_is_write(opf) == false)
-		rs_stat_inc(rs, RS_STAT_PREREADS);
+	if (!op_is_write(opf)) {
+		if (io->kind != RS_IO_RECON_READ) {
+			rs_stat_inc(rs, RS_STAT_PREREADS);
+			rs_mstat_inc(rs, m, RS_MSTAT_PREREADS);
+		} else if (m != io->member) {
+			rs_mstat_inc(rs, m, RS_MSTAT_RECON_READS);
+		}
+	}
 	atomic_inc(&io->pending);
+	rs_load_issue(&rs->load, m, op_is_write(opf), &mb->tag);
 	submit_bio_noacct(bio);
 }
 
@@ -389,7 +399,13 @@ static void rs_issue_prereads(struct rs_io *io)
 		if (rs_member_dead(io->rs, m))
 			continue;
 		if (io->kind == RS_IO_RECON_READ) {
-			if (m != io->member)
+			/*
+			 * Rebuilt: every other member. With another member
+			 * dead, the chunk can only be read where it is.
+			 */
+			bool want = io->recon_direct ? m == io->member : m != io->member;
+
+			if (want)
 				rs_member_io(io, m, REQ_OP_READ, s->rows.start, s->rows.end);
 			continue;
 		}
@@ -419,6 +435,25 @@ static void rs_issue_prereads(struct rs_io *io)
 	}
 }
 
+/* Ask the policy unit how to update the parity of this stripe write. */
+static void rs_plan_stripe_write(struct rs_io *io)
+{
+	struct rainssd *rs = io->rs;
+	enum rs_policy p = READ_ONCE(rs->policy);
+	struct rs_load_snap *snap = NULL;
+	struct rs_write_choice c;
+
+	if (p == RS_POLICY_ADAPTIVE && io->shape.dead == RS_NO_MEMBER) {
+		snap = get_cpu_ptr(rs->snap);
+		rs_load_snapshot(&rs->load, READ_ONCE(rs->dead_mask), snap);
+	}
+	io->mode = rs_plan_write(&io->shape, p, snap, &c);
+	if (snap)
+		put_cpu_ptr(rs->snap);
+	io->why = c.why;
+	io->count_mode = c.count_mode;
+}
+
 static void rs_op_plan(struct rs_io *io)
 {
 	struct rainssd *rs = io->rs;
@@ -435,12 +470,14 @@ static void rs_op_plan(struct rs_io *io)
 		rs_shape_init(&io->shape, &rs->geom, io->stripe, rs_first_dead(rs));
 		rs_shape_add_write(&io->shape, loc.member, loc.row, loc.row + len);
 		io->member = loc.member;
-		/* Another dead member than the one being rebuilt: no data. */
-		if (io->shape.dead != RS_NO_MEMBER && io->shape.dead != loc.member)
-			return rs_fail_io(io, BLK_STS_IOERR);
+		/*
+		 * A read rebuilt by choice whose stripe has lost another member
+		 * since (at most one is dead here): read the chunk itself.
+		 */
+		io->recon_direct = io->shape.dead != RS_NO_MEMBER && io->shape.dead != loc.member;
 	} else {
 		rs_build_shape(io);
-		io->mode = rs_plan_write(&io->shape, READ_ONCE(rs->policy));
+		rs_plan_stripe_write(io);
 	}
 
 	if (!rs_buf_get(io))
@@ -496,6 +533,11 @@ static void rs_count_write(struct rs_io *io)
 {
 	struct rainssd *rs = io->rs;
 
+	if (io->why == RS_WHY_COLD)
+		rs_stat_inc(rs, RS_STAT_COLD);
+	else if (io->why == RS_WHY_COST && io->mode != io->count_mode)
+		rs_stat_inc(rs, io->mode == RS_WRITE_RMW ? RS_STAT_RMW_ADJUSTED :
+						      RS_STAT_RCW_ADJUSTED);
 	switch (io->mode) {
 	case RS_WRITE_FULL:
 		rs_stat_inc(rs, RS_STAT_FULL);
@@ -525,12 +567,18 @@ static void rs_op_compute(struct rs_io *io)
 	if (io->kind == RS_IO_RECON_READ) {
 		unsigned int len = rs_range_len(&s->rows) << SECTOR_SHIFT;
 
-		rs_buf_zero(io, io->member, len);
-		for (m = 0; m < s->n; m++)
-			if (m != io->member)
-				rs_buf_xor(io, io->member, m, 0, len);
+		if (!io->recon_direct) {
+			rs_buf_zero(io, io->member, len);
+			for (m = 0; m < s->n; m++)
+				if (m != io->member)
+					rs_buf_xor(io, io->member, m, 0, len);
+			rs_stat_inc(rs, RS_STAT_RECON_READS);
+			if (io->by_choice) {
+				rs_stat_inc(rs, RS_STAT_CHOSEN_RECON);
+				rs_mstat_inc(rs, io->member, RS_MSTAT_BYPASSED);
+			}
+		}
 		rs_copy_bio(io, true);
-		rs_stat_inc(rs, RS_STAT_RECON_READS);
 		return rs_op_finish(io);
 	}
 

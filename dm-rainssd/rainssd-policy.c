@@ -5,6 +5,8 @@
  */
 #include <linux/errno.h>
 #include <linux/kernel.h>
+#include <linux/minmax.h>
+#include <linux/time64.h>
 #include <linux/string.h>
 
 #include "rainssd-policy.h"
@@ -13,6 +15,13 @@ static const char * const rs_policy_names[RS_NR_POLICIES] = {
 	[RS_POLICY_COUNT] = "count",
 	[RS_POLICY_RMW] = "rmw",
 	[RS_POLICY_RCW] = "rcw",
+	[RS_POLICY_ADAPTIVE] = "adaptive",
+};
+
+static const char * const rs_read_policy_names[RS_NR_READ_POLICIES] = {
+	[RS_READ_DIRECT] = "direct",
+	[RS_READ_ADAPTIVE] = "adaptive",
+	[RS_READ_RECONSTRUCT] = "reconstruct",
 };
 
 const char *rs_policy_name(enum rs_policy p)
@@ -28,6 +37,30 @@ int rs_policy_parse(const char *name, enum rs_policy *p)
 		return -EINVAL;
 	*p = i;
 	return 0;
+}
+
+const char *rs_read_policy_name(enum rs_read_policy p)
+{
+	return p < RS_NR_READ_POLICIES ? rs_read_policy_names[p] : "unknown";
+}
+
+int rs_read_policy_parse(const char *name, enum rs_read_policy *p)
+{
+	int i = match_string(rs_read_policy_names, RS_NR_READ_POLICIES, name);
+
+	if (i < 0)
+		return -EINVAL;
+	*p = i;
+	return 0;
+}
+
+void rs_tunables_default(struct rs_tunables *t)
+{
+	t->ewma_weight = RS_DEF_EWMA_WEIGHT;
+	t->freq_window = RS_DEF_FREQ_WINDOW;
+	t->stall_factor = RS_DEF_STALL_FACTOR;
+	t->xor_ns = RS_DEF_XOR_NS;
+	t->probe_ms = RS_DEF_PROBE_MS;
 }
 
 /* A shape for @stripe with nothing written yet; @dead is RS_NO_MEMBER if none. */
@@ -61,26 +94,48 @@ static bool rs_is_data(const struct rs_stripe_shape *s, unsigned int m)
 	return m != s->parity;
 }
 
+/*
+ * Sectors each member pre-reads for @mode (RMW or RCW) into @sectors[0..n).
+ * RMW reads the old rows of every written chunk and the old parity rows; RCW
+ * reads every data row of the recomputed range that is not being written.
+ */
+void rs_prereads_per_member(const struct rs_stripe_shape *s, enum rs_write_mode mode,
+			    unsigned int *sectors)
+{
+	unsigned int m;
+
+	for (m = 0; m < s->n; m++) {
+		if (mode == RS_WRITE_RMW)
+			sectors[m] = rs_is_data(s, m) ? rs_range_len(&s->w[m]) :
+						       rs_range_len(&s->rows);
+		else if (mode == RS_WRITE_RCW)
+			sectors[m] = rs_is_data(s, m) ? rs_range_len(&s->rows) -
+						       rs_range_len(&s->w[m]) : 0;
+		else
+			sectors[m] = 0;
+	}
+}
+
+static unsigned int rs_sum_prereads(const struct rs_stripe_shape *s, enum rs_write_mode mode)
+{
+	unsigned int sectors[RS_MAX_DEVS], m, sum = 0;
+
+	rs_prereads_per_member(s, mode, sectors);
+	for (m = 0; m < s->n; m++)
+		sum += sectors[m];
+	return sum;
+}
+
 /* Sectors RMW pre-reads: the old rows of every written chunk, and the old parity. */
 unsigned int rs_rmw_prereads(const struct rs_stripe_shape *s)
 {
-	unsigned int m, sum = rs_range_len(&s->rows);
-
-	for (m = 0; m < s->n; m++)
-		if (rs_is_data(s, m))
-			sum += rs_range_len(&s->w[m]);
-	return sum;
+	return rs_sum_prereads(s, RS_WRITE_RMW);
 }
 
 /* Sectors RCW pre-reads: every data row of the range that is not being written. */
 unsigned int rs_rcw_prereads(const struct rs_stripe_shape *s)
 {
-	unsigned int m, sum = 0;
-
-	for (m = 0; m < s->n; m++)
-		if (rs_is_data(s, m))
-			sum += rs_range_len(&s->rows) - rs_range_len(&s->w[m]);
-	return sum;
+	return rs_sum_prereads(s, RS_WRITE_RCW);
 }
 
 static bool rs_is_full_stripe(const struct rs_stripe_shape *s)
@@ -93,33 +148,233 @@ static bool rs_is_full_stripe(const struct rs_stripe_shape *s)
 	return true;
 }
 
+/* Time until a request queued now on @m could start: Eq. 1 of TODAES'22. */
+static u64 rs_member_wait(const struct rs_member_snap *m)
+{
+	return (u64)m->t_read * m->reads + (u64)m->t_write * m->writes + m->t_stall;
+}
+
 /*
- * The parity update for one write to one stripe.
+ * The time cost of a set of pre-reads, MSST'24 Eq. 8/9: the member set
+ * Theta is every member with @sectors[i] > 0,
+ *
+ *   T = max_{i in Theta} { t_R,i * (R_i + 1) + T_GC,i }
+ *       + sum_{i in Theta} t_R,i * W_i * pages_i
+ *
+ * The first term is when the slowest pre-read completes, the second the
+ * delay the pre-reads add to the writes queued behind them. Two changes for
+ * a host-side target: t_R and t_W are per member (calibrated from its
+ * completions), and since Linux block devices do not let reads overtake
+ * queued writes (the paper's SSD does), a pre-read also waits for the
+ * member's queued writes, t_W,i * W_i. A pre-read is counted in 4 KiB pages
+ * (the paper's page-sized sub-requests), so that under equal load on every
+ * member the cheaper method is the one with fewer pre-read sectors, exactly
+ * what count picks.
+ */
+u64 rs_cost_prereads(const struct rs_load_snap *ls, const unsigned int *sectors)
+{
+	u64 slowest = 0, delay = 0;
+	unsigned int i;
+
+	for (i = 0; i < ls->n; i++) {
+		const struct rs_member_snap *m = &ls->m[i];
+
+		if (!sectors[i])
+			continue;
+		slowest = max(slowest, rs_member_wait(m) + m->t_read);
+		delay += (u64)m->t_read * m->writes * sectors[i];
+	}
+	return slowest + delay / RS_PAGE_SECTORS;
+}
+
+/* Whether every member a method would pre-read from has trusted estimates. */
+static bool rs_set_warm(const struct rs_load_snap *ls, const unsigned int *sectors)
+{
+	unsigned int i;
+
+	for (i = 0; i < ls->n; i++)
+		if (sectors[i] && !ls->m[i].warm)
+			return false;
+	return true;
+}
+
+/*
+ * The parity update for one write to one stripe; @ls is needed only by
+ * RS_POLICY_ADAPTIVE and @c (optional) receives the reasons.
  *
  * A degraded stripe leaves no choice: with the parity member dead the data is
  * simply written; with a dead data member that is not written RMW is the only
  * method that does not read it; with a dead data member that is written, its
  * old rows are rebuilt from all the others first. Otherwise the policy picks.
+ * The adaptive policy takes the method with the lower rs_cost_prereads();
+ * on equal costs, or while a member it would read has no estimates yet, it
+ * does what count does.
  */
-enum rs_write_mode rs_plan_write(const struct rs_stripe_shape *s, enum rs_policy p)
+enum rs_write_mode rs_plan_write(const struct rs_stripe_shape *s, enum rs_policy p,
+				 const struct rs_load_snap *ls, struct rs_write_choice *c)
 {
+	unsigned int rmw[RS_MAX_DEVS], rcw[RS_MAX_DEVS];
+	struct rs_write_choice tmp;
+	enum rs_write_mode count;
+
+	if (!c)
+		c = &tmp;
+	c->why = RS_WHY_FIXED;
+	c->cost_rmw = 0;
+	c->cost_rcw = 0;
 	if (s->dead != RS_NO_MEMBER) {
 		if (s->dead == s->parity)
-			return RS_WRITE_NOPARITY;
-		if (rs_is_full_stripe(s))
-			return RS_WRITE_FULL;
-		if (!rs_range_len(&s->w[s->dead]))
-			return RS_WRITE_RMW;
-		return RS_WRITE_RECONSTRUCT;
+			c->mode = RS_WRITE_NOPARITY;
+		else if (rs_is_full_stripe(s))
+			c->mode = RS_WRITE_FULL;
+		else if (!rs_range_len(&s->w[s->dead]))
+			c->mode = RS_WRITE_RMW;
+		else
+			c->mode = RS_WRITE_RECONSTRUCT;
+		c->count_mode = c->mode;
+		return c->mode;
 	}
-	if (rs_is_full_stripe(s))
-		return RS_WRITE_FULL;
+	if (rs_is_full_stripe(s)) {
+		c->mode = RS_WRITE_FULL;
+		c->count_mode = c->mode;
+		return c->mode;
+	}
+	rs_prereads_per_member(s, RS_WRITE_RMW, rmw);
+	rs_prereads_per_member(s, RS_WRITE_RCW, rcw);
+	count = rs_rmw_prereads(s) <= rs_rcw_prereads(s) ? RS_WRITE_RMW : RS_WRITE_RCW;
+	c->count_mode = count;
 	switch (p) {
 	case RS_POLICY_RMW:
-		return RS_WRITE_RMW;
+		c->mode = RS_WRITE_RMW;
+		break;
 	case RS_POLICY_RCW:
-		return RS_WRITE_RCW;
+		c->mode = RS_WRITE_RCW;
+		break;
+	case RS_POLICY_ADAPTIVE:
+		c->mode = count;
+		if (!ls || !rs_set_warm(ls, rmw) || !rs_set_warm(ls, rcw)) {
+			c->why = RS_WHY_COLD;
+			break;
+		}
+		c->cost_rmw = rs_cost_prereads(ls, rmw);
+		c->cost_rcw = rs_cost_prereads(ls, rcw);
+		if (c->cost_rmw == c->cost_rcw) {
+			c->why = RS_WHY_TIE;
+			break;
+		}
+		c->why = RS_WHY_COST;
+		c->mode = c->cost_rmw < c->cost_rcw ? RS_WRITE_RMW : RS_WRITE_RCW;
+		break;
 	default:
-		return rs_rmw_prereads(s) <= rs_rcw_prereads(s) ? RS_WRITE_RMW : RS_WRITE_RCW;
+		c->why = RS_WHY_COUNT;
+		c->mode = count;
+		break;
 	}
+	return c->mode;
+}
+
+/* t_R * f as a fraction of 1024, capped at 16 (a member far beyond saturation). */
+#define RS_UTIL_SHIFT	10
+#define RS_UTIL_MAX	(16ULL << RS_UTIL_SHIFT)
+
+/*
+ * t_rd * f * T_wait: the delay a read queued on @m adds to the requests that
+ * arrive while it waits (TODAES'22 Eq. 2 and the second half of Eq. 3).
+ * At most 2^47 * 2^14 >> 10 = 2^51, so 32 of them still fit in u64.
+ */
+static u64 rs_arrival_delay(const struct rs_member_snap *m)
+{
+	u64 util;
+
+	if (!m->interval)
+		return 0;
+	util = min_t(u64, ((u64)m->t_read << RS_UTIL_SHIFT) / m->interval, RS_UTIL_MAX);
+	return (rs_member_wait(m) * util) >> RS_UTIL_SHIFT;
+}
+
+/*
+ * T_A, the cost of reading @target directly, TODAES'22 Eq. 3:
+ *
+ *   T_A = T_wait * (1 + t_rd * f_0) + t_rd,   T_wait = n_r t_rd + n_w t_wr + t_gc
+ *
+ * T_wait is the wait behind what is queued on the member (Eq. 1) and
+ * t_rd * f_0 * T_wait the delay this read adds to the requests that arrive
+ * meanwhile (Eq. 2). The paper leaves out the read's own service time; it
+ * is added here (and to T_B) because a member slowed by load the target did
+ * not cause shows up only in its service time, not in its queue.
+ */
+u64 rs_cost_read_direct(const struct rs_load_snap *ls, unsigned int target)
+{
+	const struct rs_member_snap *m = &ls->m[target];
+
+	return rs_member_wait(m) + rs_arrival_delay(m) + m->t_read;
+}
+
+/*
+ * T_B, the cost of rebuilding the read from the other members, TODAES'22
+ * Eq. 4, T_B = t_xor + t_rd * sum_{i != 0} n_i: the delay the k-1 inserted
+ * reads add to the requests queued on the other members. The paper's SSD
+ * puts those reads at the head of each queue, so they wait for nothing; a
+ * Linux block device queues them behind what is there. So here each of them
+ * is priced as Eq. 1-3 price the direct read: the slowest one's wait and
+ * service time, and on every member the delay it adds to the requests that
+ * arrive while it waits, on top of the paper's term. With equal load on every
+ * member this is never below T_A, so the read stays direct.
+ */
+u64 rs_cost_read_recon(const struct rs_load_snap *ls, unsigned int target,
+		       const struct rs_tunables *t)
+{
+	u64 delay = 0, slowest = 0;
+	unsigned int i;
+
+	for (i = 0; i < ls->n; i++) {
+		const struct rs_member_snap *m = &ls->m[i];
+
+		if (i == target)
+			continue;
+		delay += (u64)m->t_read * (m->reads + m->writes) + rs_arrival_delay(m);
+		slowest = max(slowest, rs_member_wait(m) + m->t_read);
+	}
+	return t->xor_ns + slowest + delay;
+}
+
+/*
+ * Whether a read of @target's chunk should be rebuilt from the other members
+ * (true) or read directly. Direct when any member is dead (nothing to rebuild
+ * from), when a member has no estimates yet, when @target has not been read
+ * for probe_ms (so its estimates do not go stale while it is bypassed), and
+ * when T_A <= T_B.
+ */
+bool rs_plan_read(const struct rs_load_snap *ls, unsigned int target,
+		  const struct rs_tunables *t, struct rs_read_choice *c)
+{
+	struct rs_read_choice tmp;
+	unsigned int i;
+
+	if (!c)
+		c = &tmp;
+	c->reconstruct = false;
+	c->cost_direct = 0;
+	c->cost_recon = 0;
+	for (i = 0; i < ls->n; i++) {
+		if (ls->m[i].dead) {
+			c->why = RS_WHY_DEGRADED;
+			return false;
+		}
+	}
+	for (i = 0; i < ls->n; i++) {
+		if (!ls->m[i].warm) {
+			c->why = RS_WHY_COLD;
+			return false;
+		}
+	}
+	if (t->probe_ms && ls->m[target].read_age >= (u64)t->probe_ms * NSEC_PER_MSEC) {
+		c->why = RS_WHY_PROBE;
+		return false;
+	}
+	c->why = RS_WHY_COST;
+	c->cost_direct = rs_cost_read_direct(ls, target);
+	c->cost_recon = rs_cost_read_recon(ls, target, t);
+	c->reconstruct = c->cost_recon < c->cost_direct;
+	return c->reconstruct;
 }

@@ -9,19 +9,24 @@
 #include <linux/bio.h>
 #include <linux/blk_types.h>
 #include <linux/device-mapper.h>
+#include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 
 #include "rainssd-compat.h"
 #include "rainssd-geometry.h"
+#include "rainssd-load.h"
 #include "rainssd-policy.h"
 
 #define DM_MSG_PREFIX "rainssd"
 
 #define RS_LOCK_BUCKETS_SHIFT	10
 
-/* Counters shown by the status line, in status order; kept per CPU. */
+/*
+ * Counters shown by the status line, in status order; kept per CPU. The
+ * first eight come before the policy name, the rest after the read policy.
+ */
 enum rs_stat {
 	RS_STAT_READS,		/* user read bios (after splitting at chunks) */
 	RS_STAT_WRITES,		/* user write bios (after splitting at stripes) */
@@ -31,11 +36,28 @@ enum rs_stat {
 	RS_STAT_DEGRADED,	/* writes to a stripe with a dead member */
 	RS_STAT_PREREADS,	/* member reads issued for parity updates */
 	RS_STAT_RECON_READS,	/* user reads served by XOR of the other members */
+	RS_STAT_RMW_ADJUSTED,	/* adaptive chose RMW where count would do RCW */
+	RS_STAT_RCW_ADJUSTED,	/* adaptive chose RCW where count would do RMW */
+	RS_STAT_COLD,		/* adaptive decisions left to count: no estimates yet */
+	RS_STAT_CHOSEN_RECON,	/* reads of live members rebuilt by the read policy */
+	RS_STAT_PROBES,		/* reads sent direct to refresh a bypassed member */
 	RS_NR_STATS,
+};
+
+#define RS_NR_BASIC_STATS	(RS_STAT_RECON_READS + 1)
+
+/* Per-member counters, shown in each member's status word. */
+enum rs_mstat {
+	RS_MSTAT_PREREADS,	/* parity-update pre-reads it served */
+	RS_MSTAT_RECON_READS,	/* reads it served to rebuild another member's data */
+	RS_MSTAT_BYPASSED,	/* reads of its data rebuilt around it by the read policy */
+	RS_MSTAT_STALLS,	/* stalls seen on it */
+	RS_NR_MSTATS,
 };
 
 struct rs_stats {
 	u64 c[RS_NR_STATS];
+	u64 m[RS_MAX_DEVS][RS_NR_MSTATS];
 };
 
 struct rs_lock_bucket {
@@ -58,10 +80,17 @@ struct rainssd {
 	sector_t member_sectors;
 
 	enum rs_policy policy;
+	enum rs_read_policy read_policy;
+	struct rs_tunables tun;
+	struct rs_load load;
+	struct rs_load_snap __percpu *snap;	/* scratch for the decisions */
 
 	unsigned long dead_mask;	/* bit m: member m is dead */
 
 	struct rs_stats __percpu *stats;
+	struct rs_stats *stats_base;	/* the sums at the last stats_reset */
+	struct rs_stats *stats_sum;	/* scratch for the status line */
+	struct mutex stats_lock;	/* protects stats_base and stats_sum */
 	struct rs_lock_bucket *locks;
 	struct rs_reserve reserve;
 	unsigned int pages_per_member;	/* pages per member in a full-chunk buffer */
@@ -86,6 +115,8 @@ struct rs_io {
 	enum rs_io_kind kind;
 	unsigned int member;		/* direct read / flush: the member */
 	struct bvec_iter iter;		/* the bio's logical iterator, as mapped */
+	struct rs_load_tag tag;		/* direct read: for the member's load signals */
+	bool by_choice;			/* a live member's read rebuilt by the read policy */
 
 	/* Stripe operations only. */
 	u64 stripe;
@@ -96,6 +127,9 @@ struct rs_io {
 	void (*next)(struct rs_io *io);	/* what the work item runs */
 	atomic_t pending;
 	bool reread;			/* a pre-read failed: plan again */
+	bool recon_direct;		/* rebuilt read served from its own member */
+	enum rs_why why;		/* why io->mode (adaptive statistics) */
+	enum rs_write_mode count_mode;	/* what count would have chosen */
 	bool from_reserve;
 	blk_status_t status;
 	enum rs_write_mode mode;
@@ -107,6 +141,11 @@ struct rs_io {
 static inline void rs_stat_inc(struct rainssd *rs, enum rs_stat st)
 {
 	this_cpu_inc(rs->stats->c[st]);
+}
+
+static inline void rs_mstat_inc(struct rainssd *rs, unsigned int m, enum rs_mstat st)
+{
+	this_cpu_inc(rs->stats->m[m][st]);
 }
 
 static inline unsigned int rs_dead_count(struct rainssd *rs)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit suites for dm-rainssd's pure units: geometry, XOR and the parity
- * update decision.
+ * KUnit suites for dm-rainssd's pure units: geometry, XOR, the parity update
+ * and read decisions, and the member load signals.
  */
 #include <kunit/test.h>
 #include <linux/module.h>
@@ -9,6 +9,7 @@
 #include <linux/slab.h>
 
 #include "rainssd-geometry.h"
+#include "rainssd-load.h"
 #include "rainssd-policy.h"
 #include "rainssd-xor.h"
 
@@ -214,9 +215,9 @@ static void rs_policy_count_small_write(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, s.rows.end, 8U);
 	KUNIT_EXPECT_EQ(test, rs_rmw_prereads(&s), 16U);
 	KUNIT_EXPECT_EQ(test, rs_rcw_prereads(&s), 48U);
-	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_COUNT), RS_WRITE_RMW);
-	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_RCW), RS_WRITE_RCW);
-	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_RMW), RS_WRITE_RMW);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_COUNT, NULL, NULL), RS_WRITE_RMW);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_RCW, NULL, NULL), RS_WRITE_RCW);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_RMW, NULL, NULL), RS_WRITE_RMW);
 }
 
 static void rs_policy_count_large_write(struct kunit *test)
@@ -230,8 +231,8 @@ static void rs_policy_count_large_write(struct kunit *test)
 		rs_shape_add_write(&s, m, 0, 16);
 	KUNIT_EXPECT_EQ(test, rs_rmw_prereads(&s), 64U);
 	KUNIT_EXPECT_EQ(test, rs_rcw_prereads(&s), 16U);
-	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_COUNT), RS_WRITE_RCW);
-	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_RMW), RS_WRITE_RMW);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_COUNT, NULL, NULL), RS_WRITE_RCW);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_RMW, NULL, NULL), RS_WRITE_RMW);
 }
 
 static void rs_policy_count_tie_is_rmw(struct kunit *test)
@@ -242,7 +243,7 @@ static void rs_policy_count_tie_is_rmw(struct kunit *test)
 	shape0(&s, 4, RS_NO_MEMBER);
 	rs_shape_add_write(&s, 1, 0, 16);
 	KUNIT_EXPECT_EQ(test, rs_rmw_prereads(&s), rs_rcw_prereads(&s));
-	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_COUNT), RS_WRITE_RMW);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_COUNT, NULL, NULL), RS_WRITE_RMW);
 }
 
 static void rs_policy_rows_span(struct kunit *test)
@@ -268,12 +269,12 @@ static void rs_policy_full_stripe(struct kunit *test)
 	shape0(&s, 4, RS_NO_MEMBER);
 	for (m = 0; m < 3; m++)
 		rs_shape_add_write(&s, m, 0, 16);
-	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_COUNT), RS_WRITE_FULL);
-	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_RMW), RS_WRITE_FULL);
-	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_RCW), RS_WRITE_FULL);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_COUNT, NULL, NULL), RS_WRITE_FULL);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_RMW, NULL, NULL), RS_WRITE_FULL);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_RCW, NULL, NULL), RS_WRITE_FULL);
 	/* Missing one row of one chunk: no longer full. */
 	rs_shape_add_write(&s, 2, 0, 15);
-	KUNIT_EXPECT_NE(test, rs_plan_write(&s, RS_POLICY_COUNT), RS_WRITE_FULL);
+	KUNIT_EXPECT_NE(test, rs_plan_write(&s, RS_POLICY_COUNT, NULL, NULL), RS_WRITE_FULL);
 }
 
 static void rs_policy_degraded(struct kunit *test)
@@ -283,18 +284,18 @@ static void rs_policy_degraded(struct kunit *test)
 	/* Dead parity: data only, whatever the policy. */
 	shape0(&s, 4, 3);
 	rs_shape_add_write(&s, 0, 0, 4);
-	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_RCW), RS_WRITE_NOPARITY);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_RCW, NULL, NULL), RS_WRITE_NOPARITY);
 
 	/* Dead data member not written: RMW even when RCW is asked for. */
 	shape0(&s, 4, 2);
 	rs_shape_add_write(&s, 0, 0, 4);
-	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_RCW), RS_WRITE_RMW);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_RCW, NULL, NULL), RS_WRITE_RMW);
 
 	/* Dead data member written: rebuild first. */
 	shape0(&s, 4, 1);
 	rs_shape_add_write(&s, 1, 0, 4);
-	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_RMW), RS_WRITE_RECONSTRUCT);
-	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_COUNT), RS_WRITE_RECONSTRUCT);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_RMW, NULL, NULL), RS_WRITE_RECONSTRUCT);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_COUNT, NULL, NULL), RS_WRITE_RECONSTRUCT);
 }
 
 static void rs_policy_names(struct kunit *test)
@@ -325,7 +326,593 @@ static struct kunit_suite rs_policy_suite = {
 	.test_cases = rs_policy_cases,
 };
 
-kunit_test_suites(&rs_geom_suite, &rs_xor_suite, &rs_policy_suite);
+/* ---- the adaptive parity-update decision (MSST'24) ---- */
+
+#define US	1000U	/* ns */
+
+/* A snapshot of @n idle, warm members with service times @t_r and @t_w. */
+static void snap_idle(struct rs_load_snap *ls, unsigned int n, u32 t_r, u32 t_w)
+{
+	unsigned int i;
+
+	memset(ls, 0, sizeof(*ls));
+	ls->n = n;
+	for (i = 0; i < n; i++) {
+		ls->m[i].t_read = t_r;
+		ls->m[i].t_write = t_w;
+		ls->m[i].warm = true;
+	}
+}
+
+static void snap_q(struct rs_load_snap *ls, unsigned int i, u32 r, u32 w, u32 t_stall)
+{
+	ls->m[i].reads = r;
+	ls->m[i].writes = w;
+	ls->m[i].t_stall = t_stall;
+}
+
+/*
+ * MSST'24 Fig. 5: six channels, a one-page write to D0 on CH0 whose parity is
+ * on CH5. RMW pre-reads CH0 and CH5, RCW the four others. CH5 is congested
+ * (three reads queued and a garbage collection of t_E = 3.5 ms under way), CH3
+ * has the most reads of the RCW set. Count picks RMW (2 pre-reads, not 4);
+ * the model picks RCW. With t_W = 0 the cost is the paper's Eq. 8/9 exactly:
+ *   T_RMW = max(45*2, 45*4 + 3500) + 45*(1 + 2)         = 3815 us
+ *   T_RCW = max(45*2, 45*1, 45*3, 45*2) + 45*(1+1+0+1)  =  270 us
+ * With t_W = 700 us the queued writes also delay the pre-reads (Linux does
+ * not let reads overtake writes): 5215 us and 925 us, still RCW.
+ */
+static void rs_adaptive_msst_fig5(struct kunit *test)
+{
+	struct rs_stripe_shape s;
+	struct rs_write_choice c;
+	struct rs_load_snap ls;
+	struct rs_geom g;
+	unsigned int sec[RS_MAX_DEVS];
+
+	KUNIT_ASSERT_EQ(test, rs_geom_init(&g, 6, 8), 0);
+	rs_shape_init(&s, &g, 0, RS_NO_MEMBER);
+	KUNIT_ASSERT_EQ(test, s.parity, 5U);
+	KUNIT_ASSERT_EQ(test, rs_data_member(&g, 0, 0), 0U);
+	rs_shape_add_write(&s, 0, 0, 8);
+
+	rs_prereads_per_member(&s, RS_WRITE_RMW, sec);
+	KUNIT_EXPECT_EQ(test, sec[0], 8U);
+	KUNIT_EXPECT_EQ(test, sec[1] + sec[2] + sec[3] + sec[4], 0U);
+	KUNIT_EXPECT_EQ(test, sec[5], 8U);
+	rs_prereads_per_member(&s, RS_WRITE_RCW, sec);
+	KUNIT_EXPECT_EQ(test, sec[0] + sec[5], 0U);
+	KUNIT_EXPECT_EQ(test, sec[1] + sec[2] + sec[3] + sec[4], 32U);
+
+	snap_idle(&ls, 6, 45 * US, 0);
+	snap_q(&ls, 0, 1, 1, 0);
+	snap_q(&ls, 1, 1, 1, 0);
+	snap_q(&ls, 2, 0, 1, 0);
+	snap_q(&ls, 3, 2, 0, 0);
+	snap_q(&ls, 4, 1, 1, 0);
+	snap_q(&ls, 5, 3, 2, 3500 * US);
+
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_COUNT, &ls, NULL), RS_WRITE_RMW);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, &ls, &c), RS_WRITE_RCW);
+	KUNIT_EXPECT_EQ(test, c.why, RS_WHY_COST);
+	KUNIT_EXPECT_EQ(test, c.count_mode, RS_WRITE_RMW);
+	KUNIT_EXPECT_EQ(test, c.cost_rmw, 3815ULL * US);
+	KUNIT_EXPECT_EQ(test, c.cost_rcw, 270ULL * US);
+
+	snap_idle(&ls, 6, 45 * US, 700 * US);
+	snap_q(&ls, 0, 1, 1, 0);
+	snap_q(&ls, 1, 1, 1, 0);
+	snap_q(&ls, 2, 0, 1, 0);
+	snap_q(&ls, 3, 2, 0, 0);
+	snap_q(&ls, 4, 1, 1, 0);
+	snap_q(&ls, 5, 3, 2, 3500 * US);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, &ls, &c), RS_WRITE_RCW);
+	KUNIT_EXPECT_EQ(test, c.cost_rmw, 5215ULL * US);
+	KUNIT_EXPECT_EQ(test, c.cost_rcw, 925ULL * US);
+
+	/* The other way round: the RCW members congested, RMW stays. */
+	snap_idle(&ls, 6, 45 * US, 0);
+	snap_q(&ls, 3, 6, 4, 0);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, &ls, &c), RS_WRITE_RMW);
+	KUNIT_EXPECT_EQ(test, c.why, RS_WHY_COST);
+	KUNIT_EXPECT_LT(test, c.cost_rmw, c.cost_rcw);
+
+	/* A large write where count takes RCW; a stalled RCW member flips it. */
+	rs_shape_init(&s, &g, 0, RS_NO_MEMBER);
+	rs_shape_add_write(&s, 0, 0, 8);
+	rs_shape_add_write(&s, 1, 0, 8);
+	rs_shape_add_write(&s, 2, 0, 8);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_COUNT, NULL, NULL), RS_WRITE_RCW);
+	snap_idle(&ls, 6, 45 * US, 0);
+	snap_q(&ls, 4, 1, 0, 2000 * US);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, &ls, &c), RS_WRITE_RMW);
+	KUNIT_EXPECT_EQ(test, c.count_mode, RS_WRITE_RCW);
+}
+
+/* A random partial-stripe write on @g's stripe @stripe. */
+static void random_shape(struct rs_stripe_shape *s, const struct rs_geom *g, u64 stripe)
+{
+	unsigned int k, chunks, first, start, end;
+
+	rs_shape_init(s, g, stripe, RS_NO_MEMBER);
+	chunks = 1 + get_random_u32_below(g->n - 1);
+	first = get_random_u32_below(g->n - chunks);
+	for (k = first; k < first + chunks; k++) {
+		start = k == first ? get_random_u32_below(g->chunk) : 0;
+		end = k == first + chunks - 1 ?
+		      start + 1 + get_random_u32_below(g->chunk - start) : g->chunk;
+		rs_shape_add_write(s, rs_data_member(g, stripe, k), start, end);
+	}
+}
+
+/*
+ * With the same load on every member the model must choose exactly what
+ * count chooses, for every write shape and any load.
+ */
+static void rs_adaptive_symmetric_is_count(struct kunit *test)
+{
+	static const unsigned int chunks[] = { 8, 16, 128 };
+	struct rs_stripe_shape s;
+	struct rs_write_choice c;
+	struct rs_load_snap ls;
+	unsigned int n, ci, iter, i, differ = 0, costed = 0;
+
+	for (n = RS_MIN_DEVS; n <= 12; n++) {
+		for (ci = 0; ci < ARRAY_SIZE(chunks); ci++) {
+			struct rs_geom g;
+
+			KUNIT_ASSERT_EQ(test, rs_geom_init(&g, n, chunks[ci]), 0);
+			for (iter = 0; iter < 200; iter++) {
+				u32 t_r = 1 + get_random_u32_below(5000 * US);
+				u32 r = get_random_u32_below(8), w = get_random_u32_below(8);
+				u32 st = iter % 3 ? 0 : get_random_u32_below(10000 * US);
+				enum rs_write_mode count;
+
+				random_shape(&s, &g, get_random_u32_below(1000));
+				snap_idle(&ls, n, t_r, 1 + get_random_u32_below(5000 * US));
+				for (i = 0; i < n; i++)
+					snap_q(&ls, i, r, w, st);
+				count = rs_plan_write(&s, RS_POLICY_COUNT, NULL, NULL);
+				if (rs_plan_write(&s, RS_POLICY_ADAPTIVE, &ls, &c) != count)
+					differ++;
+				costed += c.why == RS_WHY_COST;
+			}
+		}
+	}
+	KUNIT_EXPECT_EQ(test, differ, 0U);
+	/* Not all ties: the costs did decide, and agreed with count. */
+	KUNIT_EXPECT_GT(test, costed, 1000U);
+}
+
+static void rs_adaptive_edges(struct kunit *test)
+{
+	struct rs_stripe_shape s;
+	struct rs_write_choice c;
+	struct rs_load_snap ls;
+	struct rs_geom g;
+
+	/*
+	 * N = 3: stripe 0 has parity on 2, data on 0 and 1. The last row of
+	 * chunk 0 and the first of chunk 1: RMW reads 1 + 1 + 16 sectors on
+	 * all three, RCW 15 + 15 on 0 and 1. Count says RMW.
+	 */
+	KUNIT_ASSERT_EQ(test, rs_geom_init(&g, 3, 16), 0);
+	rs_shape_init(&s, &g, 0, RS_NO_MEMBER);
+	rs_shape_add_write(&s, 0, 15, 16);
+	rs_shape_add_write(&s, 1, 0, 1);
+	KUNIT_EXPECT_EQ(test, rs_rmw_prereads(&s), 18U);
+	KUNIT_EXPECT_EQ(test, rs_rcw_prereads(&s), 30U);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_COUNT, NULL, NULL), RS_WRITE_RMW);
+	snap_idle(&ls, 3, 100 * US, 100 * US);
+	snap_q(&ls, 2, 4, 0, 0);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, &ls, &c), RS_WRITE_RCW);
+	KUNIT_EXPECT_EQ(test, c.cost_rmw, 500ULL * US);
+	KUNIT_EXPECT_EQ(test, c.cost_rcw, 100ULL * US);
+
+	/* Zero latency estimates: every cost is 0, a tie, so count. */
+	snap_idle(&ls, 3, 0, 0);
+	snap_q(&ls, 2, 4, 3, 0);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, &ls, &c), RS_WRITE_RMW);
+	KUNIT_EXPECT_EQ(test, c.why, RS_WHY_TIE);
+
+	/* A member without estimates yet: count, and said so. */
+	snap_idle(&ls, 3, 100 * US, 100 * US);
+	snap_q(&ls, 2, 4, 0, 0);
+	ls.m[1].warm = false;
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, &ls, &c), RS_WRITE_RMW);
+	KUNIT_EXPECT_EQ(test, c.why, RS_WHY_COLD);
+
+	/* A dead member: the degraded method, whatever the load. */
+	KUNIT_ASSERT_EQ(test, rs_geom_init(&g, 4, 16), 0);
+	rs_shape_init(&s, &g, 0, 1);
+	rs_shape_add_write(&s, 0, 0, 4);
+	snap_idle(&ls, 4, 100 * US, 100 * US);
+	snap_q(&ls, 3, 50, 50, 0);
+	ls.m[1].dead = true;
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, &ls, &c), RS_WRITE_RMW);
+	KUNIT_EXPECT_EQ(test, c.why, RS_WHY_FIXED);
+
+	/* The largest queues and times the snapshot can hold do not overflow. */
+	KUNIT_ASSERT_EQ(test, rs_geom_init(&g, RS_MAX_DEVS, RS_MAX_CHUNK), 0);
+	rs_shape_init(&s, &g, 0, RS_NO_MEMBER);
+	rs_shape_add_write(&s, rs_data_member(&g, 0, 0), 0, 1);
+	snap_idle(&ls, RS_MAX_DEVS, U32_MAX, U32_MAX);
+	for (unsigned int i = 0; i < RS_MAX_DEVS; i++)
+		snap_q(&ls, i, RS_SNAP_MAX_QUEUE, RS_SNAP_MAX_QUEUE, U32_MAX);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, &ls, &c), RS_WRITE_RMW);
+	KUNIT_EXPECT_LT(test, c.cost_rmw, c.cost_rcw);
+	KUNIT_EXPECT_GT(test, c.cost_rmw, (u64)U32_MAX * RS_SNAP_MAX_QUEUE);
+}
+
+static struct kunit_case rs_adaptive_cases[] = {
+	KUNIT_CASE(rs_adaptive_msst_fig5),
+	KUNIT_CASE(rs_adaptive_symmetric_is_count),
+	KUNIT_CASE(rs_adaptive_edges),
+	{}
+};
+
+static struct kunit_suite rs_adaptive_suite = {
+	.name = "rainssd-adaptive",
+	.test_cases = rs_adaptive_cases,
+};
+
+/* ---- the read decision (TODAES'22) ---- */
+
+static void tun_default(struct rs_tunables *t)
+{
+	rs_tunables_default(t);
+	t->xor_ns = 19 * US;	/* the paper's t_xor */
+}
+
+/*
+ * TODAES'22 Fig. 4: a stripe of D0 (CH0), D1 (CH1) and P (CH2); R_D0 targets
+ * CH0, which has 2 reads and 3 writes queued and sees a request every
+ * 500 us; CH1 has a read queued, CH2 a write. t_rd = 45 us, t_wr = 700 us,
+ * t_xor = 19 us:
+ *   T_A = (2*45 + 3*700) * (1 + 45/500) + 45  = 2431.757 us (t_rd*f in 1/1024)
+ *   T_B = 19 + max(45 + 45, 700 + 45) + 45 * (1 + 1) = 854 us
+ * (the paper's T_B, 19 + 45 * 2 = 109 us, plus the wait and service of the
+ * slower inserted read), so the read is rebuilt from CH1 and CH2.
+ */
+static void rs_read_todaes_fig4(struct kunit *test)
+{
+	struct rs_read_choice c;
+	struct rs_tunables t;
+	struct rs_load_snap ls;
+
+	tun_default(&t);
+	snap_idle(&ls, 3, 45 * US, 700 * US);
+	snap_q(&ls, 0, 2, 3, 0);
+	ls.m[0].interval = 500 * US;
+	snap_q(&ls, 1, 1, 0, 0);
+	snap_q(&ls, 2, 0, 1, 0);
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(&ls, 0, &t, &c));
+	KUNIT_EXPECT_EQ(test, c.why, RS_WHY_COST);
+	KUNIT_EXPECT_EQ(test, c.cost_direct, 2431757ULL);
+	KUNIT_EXPECT_EQ(test, c.cost_recon, 854ULL * US);
+
+	/* The same queues on the other two members: read CH0 directly. */
+	snap_q(&ls, 0, 0, 0, 0);
+	snap_q(&ls, 1, 2, 3, 0);
+	snap_q(&ls, 2, 2, 3, 0);
+	KUNIT_EXPECT_FALSE(test, rs_plan_read(&ls, 0, &t, &c));
+	KUNIT_EXPECT_EQ(test, c.cost_direct, 45ULL * US);
+}
+
+/*
+ * Load the target did not cause: CH0 has nothing of ours queued but answers
+ * 17 times slower (another user keeps 16 requests on it). Its service time
+ * estimate carries that, and the read goes around it.
+ */
+static void rs_read_foreign_load(struct kunit *test)
+{
+	struct rs_read_choice c;
+	struct rs_tunables t;
+	struct rs_load_snap ls;
+
+	tun_default(&t);
+	snap_idle(&ls, 8, 1000 * US, 1000 * US);
+	ls.m[0].t_read = 17000 * US;
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(&ls, 0, &t, &c));
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(&ls, 0, &t, NULL));
+	/* The others' own queues count against rebuilding: 7 members * 3 ms. */
+	for (unsigned int i = 1; i < 8; i++)
+		snap_q(&ls, i, 2, 1, 0);
+	KUNIT_EXPECT_FALSE(test, rs_plan_read(&ls, 0, &t, &c));
+	/* A stalled target member: rebuilt. */
+	snap_idle(&ls, 8, 1000 * US, 1000 * US);
+	snap_q(&ls, 0, 1, 0, 50000 * US);
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(&ls, 0, &t, &c));
+}
+
+/* Equal load everywhere, below saturation: always the direct read. */
+static void rs_read_symmetric_is_direct(struct kunit *test)
+{
+	struct rs_read_choice c;
+	struct rs_tunables t;
+	struct rs_load_snap ls;
+	unsigned int n, iter, i, recon = 0;
+
+	tun_default(&t);
+	for (n = RS_MIN_DEVS; n <= 16; n++) {
+		for (iter = 0; iter < 200; iter++) {
+			u32 t_r = 1 + get_random_u32_below(5000 * US);
+			u32 r = get_random_u32_below(16), w = get_random_u32_below(16);
+			u32 st = iter % 4 ? 0 : get_random_u32_below(10000 * US);
+			/* utilisation t_R * f below 1, or unknown */
+			u32 gap = iter % 5 ? t_r + 1 + get_random_u32_below(10 * t_r) : 0;
+
+			snap_idle(&ls, n, t_r, 1 + get_random_u32_below(5000 * US));
+			for (i = 0; i < n; i++) {
+				snap_q(&ls, i, r, w, st);
+				ls.m[i].interval = gap;
+			}
+			recon += rs_plan_read(&ls, get_random_u32_below(n), &t, &c);
+		}
+	}
+	KUNIT_EXPECT_EQ(test, recon, 0U);
+}
+
+static void rs_read_edges(struct kunit *test)
+{
+	struct rs_read_choice c;
+	struct rs_tunables t;
+	struct rs_load_snap ls;
+
+	tun_default(&t);
+	snap_idle(&ls, 4, 1000 * US, 1000 * US);
+	snap_q(&ls, 2, 10, 10, 0);
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(&ls, 2, &t, &c));
+
+	/* A dead member anywhere: nothing to rebuild from, read directly. */
+	ls.m[0].dead = true;
+	KUNIT_EXPECT_FALSE(test, rs_plan_read(&ls, 2, &t, &c));
+	KUNIT_EXPECT_EQ(test, c.why, RS_WHY_DEGRADED);
+	ls.m[0].dead = false;
+
+	/* No estimates yet anywhere in the stripe: direct. */
+	ls.m[3].warm = false;
+	KUNIT_EXPECT_FALSE(test, rs_plan_read(&ls, 2, &t, &c));
+	KUNIT_EXPECT_EQ(test, c.why, RS_WHY_COLD);
+	ls.m[3].warm = true;
+
+	/* Not read for probe_ms: read it directly to refresh its estimates. */
+	ls.m[2].read_age = 100ULL * NSEC_PER_MSEC;
+	KUNIT_EXPECT_FALSE(test, rs_plan_read(&ls, 2, &t, &c));
+	KUNIT_EXPECT_EQ(test, c.why, RS_WHY_PROBE);
+	t.probe_ms = 0;		/* probing off */
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(&ls, 2, &t, &c));
+
+	/* Zero latency estimates and no t_xor: equal costs, direct. */
+	snap_idle(&ls, 4, 0, 0);
+	snap_q(&ls, 2, 10, 10, 0);
+	t.xor_ns = 0;
+	KUNIT_EXPECT_FALSE(test, rs_plan_read(&ls, 2, &t, &c));
+	KUNIT_EXPECT_EQ(test, c.cost_direct, c.cost_recon);
+
+	/* N = 3 and a saturated member (t_R * f capped at 16). */
+	tun_default(&t);
+	snap_idle(&ls, 3, U32_MAX, U32_MAX);
+	snap_q(&ls, 0, RS_SNAP_MAX_QUEUE, RS_SNAP_MAX_QUEUE, U32_MAX);
+	ls.m[0].interval = 1;
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(&ls, 0, &t, &c));
+	KUNIT_EXPECT_GT(test, c.cost_direct, 16ULL * U32_MAX * RS_SNAP_MAX_QUEUE);
+}
+
+static void rs_read_policy_names(struct kunit *test)
+{
+	enum rs_read_policy p;
+	enum rs_policy wp;
+
+	KUNIT_EXPECT_EQ(test, rs_read_policy_parse("adaptive", &p), 0);
+	KUNIT_EXPECT_EQ(test, p, RS_READ_ADAPTIVE);
+	KUNIT_EXPECT_EQ(test, rs_read_policy_parse("direct", &p), 0);
+	KUNIT_EXPECT_EQ(test, p, RS_READ_DIRECT);
+	KUNIT_EXPECT_EQ(test, rs_read_policy_parse("reconstruct", &p), 0);
+	KUNIT_EXPECT_EQ(test, p, RS_READ_RECONSTRUCT);
+	KUNIT_EXPECT_STREQ(test, rs_read_policy_name(RS_READ_ADAPTIVE), "adaptive");
+	KUNIT_EXPECT_EQ(test, rs_read_policy_parse("count", &p), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rs_policy_parse("adaptive", &wp), 0);
+	KUNIT_EXPECT_EQ(test, wp, RS_POLICY_ADAPTIVE);
+}
+
+static struct kunit_case rs_read_cases[] = {
+	KUNIT_CASE(rs_read_todaes_fig4),
+	KUNIT_CASE(rs_read_foreign_load),
+	KUNIT_CASE(rs_read_symmetric_is_direct),
+	KUNIT_CASE(rs_read_edges),
+	KUNIT_CASE(rs_read_policy_names),
+	{}
+};
+
+static struct kunit_suite rs_read_suite = {
+	.name = "rainssd-read",
+	.test_cases = rs_read_cases,
+};
+
+/* ---- the load signals ---- */
+
+static void load_free(void *l)
+{
+	rs_load_exit(l);
+}
+
+static struct rs_load *load_new(struct kunit *test, unsigned int n, struct rs_tunables *t)
+{
+	struct rs_load *l = kunit_kzalloc(test, sizeof(*l), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, l);
+	rs_tunables_default(t);
+	KUNIT_ASSERT_EQ(test, rs_load_init(l, n, t), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, load_free, l), 0);
+	return l;
+}
+
+/* Complete a request issued @ago_ns ago with @ahead requests before it. */
+static bool load_complete(struct rs_load *l, unsigned int m, bool write, u64 ago_ns)
+{
+	struct rs_load_tag tag;
+
+	rs_load_issue(l, m, write, &tag);
+	tag.start = ktime_get_ns() - ago_ns;
+	return rs_load_done(l, m, &tag);
+}
+
+static void rs_load_counts_and_estimates(struct kunit *test)
+{
+	struct rs_load_snap *ls = kunit_kzalloc(test, sizeof(*ls), GFP_KERNEL);
+	struct rs_load_tag tags[5];
+	struct rs_tunables t;
+	struct rs_load *l = load_new(test, 4, &t);
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, ls);
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_EQ(test, ls->n, 4U);
+	KUNIT_EXPECT_FALSE(test, ls->m[1].warm);
+	KUNIT_EXPECT_EQ(test, ls->m[1].t_read, 0U);
+
+	/* In-flight counts, and the requests ahead recorded at issue. */
+	for (i = 0; i < 3; i++)
+		rs_load_issue(l, 1, false, &tags[i]);
+	rs_load_issue(l, 1, true, &tags[3]);
+	rs_load_issue(l, 2, true, &tags[4]);
+	KUNIT_EXPECT_EQ(test, tags[0].ahead, 0U);
+	KUNIT_EXPECT_EQ(test, tags[2].ahead, 2U);
+	KUNIT_EXPECT_EQ(test, tags[3].ahead, 3U);
+	KUNIT_EXPECT_EQ(test, tags[4].ahead, 0U);
+	rs_load_snapshot(l, BIT(3), ls);
+	KUNIT_EXPECT_EQ(test, ls->m[1].reads, 3U);
+	KUNIT_EXPECT_EQ(test, ls->m[1].writes, 1U);
+	KUNIT_EXPECT_EQ(test, ls->m[2].writes, 1U);
+	KUNIT_EXPECT_TRUE(test, ls->m[3].dead);
+	KUNIT_EXPECT_FALSE(test, ls->m[1].dead);
+	for (i = 0; i < 5; i++)
+		rs_load_done(l, i < 4 ? 1 : 2, &tags[i]);
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_EQ(test, ls->m[1].reads + ls->m[1].writes + ls->m[2].writes, 0U);
+
+	/*
+	 * Reads of 2 ms each on member 0: warm after ewma_weight of them,
+	 * with an estimate of at least 2 ms (the clock only adds).
+	 */
+	for (i = 0; i < t.ewma_weight; i++) {
+		rs_load_snapshot(l, 0, ls);
+		KUNIT_EXPECT_FALSE(test, ls->m[0].warm);
+		load_complete(l, 0, false, 2 * NSEC_PER_MSEC);
+	}
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_TRUE(test, ls->m[0].warm);
+	KUNIT_EXPECT_GE(test, ls->m[0].t_read, 2U * NSEC_PER_MSEC);
+	/* No write seen yet: writes are priced as reads. */
+	KUNIT_EXPECT_EQ(test, ls->m[0].t_write, ls->m[0].t_read);
+	/* One huge sample moves the average by at most 4x / weight. */
+	load_complete(l, 0, false, 10ULL * NSEC_PER_SEC);
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_LT(test, ls->m[0].t_read, 3U * NSEC_PER_MSEC);
+}
+
+static void rs_load_stalls(struct kunit *test)
+{
+	struct rs_load_snap *ls = kunit_kzalloc(test, sizeof(*ls), GFP_KERNEL);
+	struct rs_tunables t;
+	struct rs_load *l = load_new(test, 3, &t);
+	struct rs_load_tag tag;
+	unsigned int i;
+	u64 before;
+
+	KUNIT_ASSERT_NOT_NULL(test, ls);
+	for (i = 0; i < 2 * t.ewma_weight; i++)
+		KUNIT_EXPECT_FALSE(test, load_complete(l, 0, false, 1 * NSEC_PER_MSEC));
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_EQ(test, ls->m[0].t_stall, 0U);
+	before = ls->m[0].t_read;
+
+	/* A request in flight and nothing completed for 500 ms: stalled. */
+	rs_load_issue(l, 0, false, &tag);
+	atomic64_set(&l->m[0].progress, ktime_get_ns() - 500 * NSEC_PER_MSEC);
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_GE(test, ls->m[0].t_stall, 500U * NSEC_PER_MSEC);
+	/* Member 1 idle: never stalled, however long since it last worked. */
+	atomic64_set(&l->m[1].progress, ktime_get_ns() - 500 * NSEC_PER_MSEC);
+	KUNIT_EXPECT_EQ(test, ls->m[1].t_stall, 0U);
+
+	/* Its completion ends the stall; the stalled latency is not a service time. */
+	tag.start = ktime_get_ns() - 500 * NSEC_PER_MSEC;
+	KUNIT_EXPECT_TRUE(test, rs_load_done(l, 0, &tag));
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_EQ(test, ls->m[0].t_stall, 0U);
+	KUNIT_EXPECT_LT(test, ls->m[0].t_read, before + before / 2);
+
+	/*
+	 * The next stall is expected to last about as long as the last one:
+	 * 100 ms into it, about 400 ms remain (the clock adds a little to both).
+	 */
+	rs_load_issue(l, 0, true, &tag);
+	atomic64_set(&l->m[0].progress, ktime_get_ns() - 100 * NSEC_PER_MSEC);
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_GE(test, ls->m[0].t_stall, 350U * NSEC_PER_MSEC);
+	KUNIT_EXPECT_LE(test, ls->m[0].t_stall, 450U * NSEC_PER_MSEC);
+	rs_load_done(l, 0, &tag);
+
+	/* stall_factor 0 turns detection off. */
+	t.stall_factor = 0;
+	rs_load_issue(l, 0, false, &tag);
+	atomic64_set(&l->m[0].progress, ktime_get_ns() - 500 * NSEC_PER_MSEC);
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_EQ(test, ls->m[0].t_stall, 0U);
+	rs_load_done(l, 0, &tag);
+}
+
+static void rs_load_arrival_rate(struct kunit *test)
+{
+	struct rs_load_snap *ls = kunit_kzalloc(test, sizeof(*ls), GFP_KERNEL);
+	struct rs_tunables t;
+	struct rs_load *l = load_new(test, 3, &t);
+	struct rs_load_tag tag;
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, ls);
+	t.freq_window = 4;
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_EQ(test, ls->m[0].interval, 0U);	/* unknown yet */
+	/* Pretend the window began 40 ms ago: 4 arrivals in 40 ms, 10 ms apart. */
+	atomic64_set(&l->m[0].win_start, ktime_get_ns() - 40 * NSEC_PER_MSEC);
+	for (i = 0; i < 4; i++) {
+		rs_load_issue(l, 0, false, &tag);
+		rs_load_done(l, 0, &tag);
+	}
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_GE(test, ls->m[0].interval, 10U * NSEC_PER_MSEC);
+	KUNIT_EXPECT_LT(test, ls->m[0].interval, 20U * NSEC_PER_MSEC);
+	/* No arrival since, for longer than a window: the rate decays. */
+	atomic64_set(&l->m[0].win_start, ktime_get_ns() - 200 * NSEC_PER_MSEC);
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_GE(test, ls->m[0].interval, 200U * NSEC_PER_MSEC);
+	/* Time since the last read, for probing. */
+	atomic64_set(&l->m[2].last_read, ktime_get_ns() - 300 * NSEC_PER_MSEC);
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_GE(test, ls->m[2].read_age, 300ULL * NSEC_PER_MSEC);
+	rs_load_issue(l, 2, false, &tag);
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_LT(test, ls->m[2].read_age, 300ULL * NSEC_PER_MSEC);
+	rs_load_done(l, 2, &tag);
+}
+
+static struct kunit_case rs_load_cases[] = {
+	KUNIT_CASE(rs_load_counts_and_estimates),
+	KUNIT_CASE(rs_load_stalls),
+	KUNIT_CASE(rs_load_arrival_rate),
+	{}
+};
+
+static struct kunit_suite rs_load_suite = {
+	.name = "rainssd-load",
+	.test_cases = rs_load_cases,
+};
+
+kunit_test_suites(&rs_geom_suite, &rs_xor_suite, &rs_policy_suite, &rs_adaptive_suite,
+		  &rs_read_suite, &rs_load_suite);
 
 MODULE_DESCRIPTION("KUnit tests for dm-rainssd");
 MODULE_LICENSE("GPL");

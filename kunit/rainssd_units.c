@@ -6,3 +6,4 @@
 #include "../dm-rainssd/rainssd-geometry.c"
 #include "../dm-rainssd/rainssd-policy.c"
 #include "../dm-rainssd/rainssd-xor.c"
+#include "../dm-rainssd/rainssd-load.c"
