@@ -78,9 +78,13 @@ t_fio_verify() {
 
 # Remove what a case left behind: dm devices, md arrays, channels.
 t_teardown() {
-	local d
-	for d in $(dmsetup ls 2>/dev/null | awk '$1 != "No" {print $1}'); do
-		dmsetup remove --retry "$d" >/dev/null 2>&1 || dmsetup remove -f "$d" >/dev/null 2>&1 || true
+	local d pass
+	# Stacked devices go in several passes: the top ones first free the others.
+	for pass in 1 2 3; do
+		for d in $(dmsetup ls 2>/dev/null | awk '$1 != "No" {print $1}'); do
+			dmsetup remove --retry "$d" >/dev/null 2>&1 ||
+				{ [ $pass = 3 ] && dmsetup remove -f "$d" >/dev/null 2>&1; } || true
+		done
 	done
 	for d in /dev/md[0-9]*; do
 		[ -b "$d" ] && mdadm --stop "$d" >/dev/null 2>&1 || true

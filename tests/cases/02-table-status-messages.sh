@@ -1,12 +1,13 @@
 #!/bin/bash
-# The table round-trips, status has every field, messages work and bad ones
-# are refused with -EINVAL.
+# The table round-trips (with every optional argument), status has every
+# field, messages work and bad ones are refused with -EINVAL.
 . "$REPO/tests/lib.sh"
 t_channels 4 --size-mb 64
 t_create rs0 64 policy rcw
 majmin() { local h; h=$(stat -L -c '%t %T' "$1"); set -- $h; printf '%d:%d' "0x$1" "0x$2"; }
 want="0 $T_LEN rainssd 64 4"
 for d in "${T_DEVS[@]}"; do want+=" $(majmin "$d")"; done
+base=$want
 want+=" 2 policy rcw"
 got=$(dmsetup table rs0)
 [ "$got" = "$want" ] || fail "table: '$got' != '$want'"
@@ -17,8 +18,13 @@ dmsetup reload rs0 --table "$got" && dmsetup resume rs0 || fail "reload of the p
 st=$(dmsetup status rs0)
 note "status: $st"
 set -- $st
-[ $# -eq 15 ] || fail "status has $# words, want 15"
-[ "$4" = 1.0.0 ] && [ "$5" = 4 ] && [ "$6" = AAAA ] && [ "${15}" = rcw ] || fail "status fields"
+# 3 words of dmsetup, 12 basic, read_policy, 5 counters, one word per member
+[ $# -eq 25 ] || fail "status has $# words, want 25"
+[ "$4" = 1.1.0 ] && [ "$5" = 4 ] && [ "$6" = AAAA ] && [ "${15}" = rcw ] && [ "${16}" = direct ] ||
+	fail "status fields"
+for w in "${@:22}"; do
+	[[ $w =~ ^([0-9]+:){9}[0-9]+$ ]] || fail "member word '$w'"
+done
 
 dmsetup message rs0 0 policy rmw || fail "policy rmw"
 [ "$(t_status_field rs0 11)" = rmw ] || fail "policy not switched"
@@ -26,10 +32,52 @@ dmsetup message rs0 0 policy rmw || fail "policy rmw"
 dmsetup message rs0 0 policy count
 [ "$(dmsetup table rs0 | wc -w)" -eq 9 ] || fail "default policy shown in table"
 
-for bad in "policy" "policy fastest" "fail" "fail 4" "fail -1" "fail x" "frobnicate" "fail 1 2"; do
+# Every optional argument by message; the table shows the non-defaults in a
+# fixed order, and a table carrying all of them loads and round-trips.
+dmsetup message rs0 0 policy adaptive
+dmsetup message rs0 0 read_policy adaptive
+dmsetup message rs0 0 ewma_weight 32
+dmsetup message rs0 0 freq_window 64
+dmsetup message rs0 0 stall_factor 0
+dmsetup message rs0 0 xor_ns 0
+dmsetup message rs0 0 probe_ms 250
+full="$base 14 policy adaptive read_policy adaptive ewma_weight 32 freq_window 64 stall_factor 0 xor_ns 0 probe_ms 250"
+[ "$(dmsetup table rs0)" = "$full" ] || fail "table after messages: $(dmsetup table rs0)"
+[ "$(t_status_field rs0 12)" = adaptive ] || fail "read_policy not shown in status"
+dmsetup message rs0 0 freq_window 128   # the default again: not shown
+[[ "$(dmsetup table rs0)" != *freq_window* ]] || fail "default freq_window shown"
+dmsetup remove rs0
+echo "$full" | dmsetup create rs0 || fail "create with every optional argument"
+[ "$(dmsetup table rs0)" = "$full" ] || fail "full table does not round-trip"
+dmsetup message rs0 0 read_policy reconstruct || fail "read_policy reconstruct"
+[ "$(t_status_field rs0 12)" = reconstruct ] || fail "read_policy reconstruct not shown"
+
+for bad in "policy" "policy fastest" "read_policy count" "fail" "fail 4" "fail -1" "fail x" \
+	"frobnicate" "fail 1 2" "ewma_weight 0" "ewma_weight" "probe_ms x" "stats_reset now" \
+	"xor_ns 99999999"; do
 	if dmsetup message rs0 0 $bad 2>/dev/null; then fail "message accepted: $bad"; fi
 done
 note "bad messages refused"
+[ "$(dmsetup table rs0)" = "${full/read_policy adaptive/read_policy reconstruct}" ] ||
+	fail "a refused message changed the table: $(dmsetup table rs0)"
+
+# Counters move with I/O, stats_reset zeroes them and only them.
+dd if=/dev/zero of=/dev/mapper/rs0 bs=4k count=64 oflag=direct 2>/dev/null
+dd if=/dev/mapper/rs0 of=/dev/null bs=4k count=64 iflag=direct 2>/dev/null
+[ "$(t_status_field rs0 4)" -gt 0 ] && [ "$(t_status_field rs0 3)" -gt 0 ] || fail "counters did not move"
+[ "$(t_status_field rs0 16)" -gt 0 ] || fail "read_policy reconstruct rebuilt nothing"
+dmsetup message rs0 0 stats_reset || fail "stats_reset"
+st=$(dmsetup status rs0)
+set -- $st
+for i in 7 8 9 10 11 12 13 14 17 18 19 20 21; do
+	[ "${!i}" = 0 ] || fail "counter $i is ${!i} after stats_reset: $st"
+done
+for w in "${@:22}"; do
+	IFS=: read -r _ _ _ _ _ _ pre rec byp stl <<<"$w"
+	[ "$pre$rec$byp$stl" = 0000 ] || fail "member counters after stats_reset: $w"
+done
+note "stats_reset: $st"
+
 dmsetup message rs0 0 fail 2 || fail "fail 2"
 [ "$(t_status_field rs0 2)" = AADA ] || fail "health after fail 2: $(t_status_field rs0 2)"
 dmsetup status rs0
