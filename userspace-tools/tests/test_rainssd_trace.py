@@ -688,6 +688,127 @@ class TestFioReplay(Tmp):
         self.assertLess(times["asap"], times["fast"], times)
 
 
+# ------------------------------------------------------------ rainssd-blktrace
+
+BLKTOOL = os.path.join(HERE, "..", "rainssd-blktrace")
+
+
+def run_blk(*args):
+    return subprocess.run([sys.executable, BLKTOOL] + [str(a) for a in args],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+
+
+@unittest.skipUnless(shutil.which("blkparse") and shutil.which("btt"), "blkparse/btt not installed")
+class TestBlktraceSummary(Tmp):
+    """summary and replay on a capture directory made by hand: per-device
+    blktrace files written by rainssd-trace (QUEUE events only) and the
+    capture.json that 'capture' would write."""
+
+    # (device, devno, disksim lines: time_ms dev sector nsect type(1 read))
+    DEVS = [
+        ("vol", "253:0", ["0 0 0 8 0", "1 0 8 8 0", "2 0 64 8 0", "3 0 128 8 0", "4 0 0 8 1"]),
+        ("m0", "43:0", ["0 0 0 8 1", "0.1 0 8 8 1", "0.2 0 0 8 0", "0.3 0 8 8 0"]),
+        ("m1", "43:1", ["0 0 0 8 1", "0.1 0 8 8 1", "0.15 0 16 8 1", "0.2 0 0 8 0", "0.3 0 8 8 0",
+                        "0.4 0 16 8 0"]),
+        ("m2", "43:2", ["0 0 0 8 1", "0.1 0 8 8 1", "0.2 0 0 8 0", "0.3 0 8 8 0"]),
+        ("m3", "43:3", ["0 0 0 8 1", "0.1 0 8 8 1", "0.2 0 0 8 0", "0.3 0 8 8 0", "0.5 0 24 16 0"]),
+    ]
+
+    def setUp(self):
+        super().setUp()
+        self.cap = self.path("cap")
+        os.mkdir(self.cap)
+        devices = []
+        for name, devno, lines in self.DEVS:
+            src = self.path(name + ".ds")
+            with open(src, "w") as f:
+                f.write("\n".join(lines) + "\n")
+            r = run("convert", "-q", "--from", "disksim", "--to", "blktrace", "--devno", devno, src,
+                    os.path.join(self.cap, name + ".blktrace.0"))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            devices.append({"path": "/dev/" + name, "name": name, "devno": devno,
+                            "role": "volume" if name == "vol" else "member"})
+        with open(os.path.join(self.cap, "capture.json"), "w") as f:
+            json.dump({"devices": devices, "pid": 0, "started": 0, "stopped": 1,
+                       "dropped": {"vol": 0, "m1": 0}}, f)
+
+    def test_summary_json(self):
+        r = run_blk("summary", self.cap, "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        j = json.loads(r.stdout)
+        q = {d["name"]: d["queued"] for d in j["devices"]}
+        self.assertEqual(q["vol"], {"reads": 1, "writes": 4, "read_bytes": 4096, "write_bytes": 16384,
+                                    "flushes": 0, "discards": 0})
+        self.assertEqual((q["m3"]["reads"], q["m3"]["writes"], q["m3"]["write_bytes"]), (2, 3, 16384))
+        self.assertEqual([d["role"] for d in j["devices"]], ["volume"] + ["member"] * 4)
+        v = j["volume"]
+        self.assertEqual((v["member_reads"], v["member_writes"]), (9, 10))
+        self.assertEqual(v["member_reads_per_volume_write"], 2.25)
+        self.assertEqual(v["member_writes_per_volume_write"], 2.5)
+        self.assertEqual(v["member_ios_per_volume_io"], 3.8)
+        self.assertEqual(v["member_write_bytes_per_volume_write_byte"], 2.75)
+        # I/Os per member 4, 6, 4, 5: mean 4.75, population sd 0.8292.
+        self.assertEqual(v["member_queued_ios_cv"], 0.1746)
+        self.assertEqual(v["member_queued_bytes_cv"], 0.2)
+        self.assertEqual(v["member_share"]["m1"], 0.3158)
+        # btt saw 100 us between the QUEUE events of m0.
+        m0 = j["devices"][1]
+        self.assertEqual(m0["btt"]["Q2Q"], {"min_us": 100.0, "avg_us": 100.0, "max_us": 100.0, "n": 3})
+        self.assertIsNone(m0["q2c_avg_us"])
+        self.assertEqual(m0["dropped"], None)
+        self.assertEqual(j["devices"][2]["dropped"], 0)
+
+    def test_summary_text(self):
+        r = run_blk("summary", self.cap)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = r.stdout.decode()
+        self.assertRegex(out, r"\nm1 +member +3 +3 ")
+        self.assertIn("member reads per volume write:  2.250", out)
+        self.assertIn("member queued I/Os, CV:         0.175", out)
+
+    def test_missing_capture(self):
+        r = run_blk("summary", self.path("nothing"))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("capture.json", r.stderr.decode())
+        os.unlink(os.path.join(self.cap, "m2.blktrace.0"))
+        r = run_blk("summary", self.cap)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no trace files for /dev/m2", r.stderr.decode())
+
+    @unittest.skipUnless(shutil.which("fio") and dev_has_block_device(), "fio or a /dev block device missing")
+    def test_replay_on_a_file(self):
+        d = odirect_dir([self.tmp, HERE])
+        if d is None:
+            self.skipTest("no directory here supports O_DIRECT")
+        work = tempfile.mkdtemp(prefix=".replay.", dir=d)
+        self.addCleanup(shutil.rmtree, work, True)
+        target = os.path.join(work, "t.img")
+        with open(target, "wb") as f:
+            f.truncate(1 << 20)
+        r = run_blk("replay", self.cap, "--dev", "m1", "--target", target, "--asap")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = r.stdout.decode()
+        job = json.loads(out)["jobs"][0]
+        self.assertEqual((job["read"]["total_ios"], job["write"]["total_ios"]), (3, 3))
+        self.assertEqual((job["read"]["io_bytes"], job["write"]["io_bytes"]), (12288, 12288))
+        self.assertTrue(os.path.exists(os.path.join(self.cap, "replay", "m1-on-t.img.json")))
+        r = run_blk("replay", self.cap, "--dev", "nosuch", "--target", target)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("nosuch was not captured here", r.stderr.decode())
+
+    def test_usage(self):
+        r = run_blk()
+        self.assertEqual(r.returncode, 2)
+        r = run_blk("summary", self.cap, "--", "x")
+        self.assertEqual(r.returncode, 2)
+        r = run_blk("run", "--out", self.cap, "--devs", "/dev/null")
+        self.assertEqual(r.returncode, 2)
+        for sub in ("capture", "stop", "run", "summary", "replay"):
+            r = run_blk(sub, "--help")
+            self.assertEqual(r.returncode, 0)
+            self.assertIn(b"exit status", r.stdout)
+
+
 # ------------------------------------------------------------ real samples
 
 @unittest.skipUnless(os.path.isdir(SHARED), "no ../shared/traces next to the repository")
