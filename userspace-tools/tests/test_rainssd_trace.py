@@ -305,6 +305,17 @@ class TestCompressed(Tmp):
         self.assertRegex(r.stderr.decode(), r"^rainssd-trace: .*t\.gz:[0-9]+: cannot read gzip input")
         self.assertFalse(os.path.exists(out))
 
+    def test_damaged_gzip(self):
+        data = bytearray(gzip.compress(self.raw * 200))
+        for i in range(100, 140):
+            data[i] ^= 0xff
+        p = self.path("bad.gz")
+        with open(p, "wb") as f:
+            f.write(data)
+        r = run("info", "--from", "msr", p)
+        self.assertEqual(r.returncode, 1)
+        self.assertRegex(r.stderr.decode(), r"^rainssd-trace: .*bad\.gz: cannot read gzip input: .*decompress")
+
 
 # ------------------------------------------------------------ malformed input
 
