@@ -770,8 +770,11 @@ class TestBlktraceSummary(Tmp):
         self.assertEqual(j["devices"][2]["dropped"], 0)
 
     def test_summary_text(self):
-        r = run_blk("summary", self.cap)
+        jf = self.path("s.json")
+        r = run_blk("summary", self.cap, "--json-file", jf)
         self.assertEqual(r.returncode, 0, r.stderr)
+        with open(jf) as f:
+            self.assertEqual(json.load(f)["volume"]["member_writes"], 10)
         out = r.stdout.decode()
         self.assertRegex(out, r"\nm1 +member +3 +3 ")
         self.assertIn("member reads per volume write:  2.250", out)
