@@ -5,6 +5,7 @@
  */
 #include <linux/errno.h>
 #include <linux/kernel.h>
+#include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/time64.h>
 #include <linux/string.h>
@@ -61,6 +62,7 @@ void rs_tunables_default(struct rs_tunables *t)
 	t->stall_factor = RS_DEF_STALL_FACTOR;
 	t->xor_ns = RS_DEF_XOR_NS;
 	t->probe_ms = RS_DEF_PROBE_MS;
+	t->recon_load_pct = RS_DEF_RECON_LOAD_PCT;
 }
 
 /* A shape for @stripe with nothing written yet; @dead is RS_NO_MEMBER if none. */
@@ -301,13 +303,16 @@ static u64 rs_arrival_delay(const struct rs_member_snap *m)
  * t_rd * f_0 * T_wait the delay this read adds to the requests that arrive
  * meanwhile (Eq. 2). The paper leaves out the read's own service time; it
  * is added here (and to T_B) because a member slowed by load the target did
- * not cause shows up only in its service time, not in its queue.
+ * not cause shows up only in its service time, not in its queue. The load
+ * term (the delay added to others) is weighted by recon_load_pct, as T_B's.
  */
-u64 rs_cost_read_direct(const struct rs_load_snap *ls, unsigned int target)
+u64 rs_cost_read_direct(const struct rs_load_snap *ls, unsigned int target,
+			const struct rs_tunables *t)
 {
 	const struct rs_member_snap *m = &ls->m[target];
 
-	return rs_member_wait(m) + rs_arrival_delay(m) + m->t_read;
+	return rs_member_wait(m) + m->t_read +
+	       mul_u64_u32_div(rs_arrival_delay(m), t->recon_load_pct, 100);
 }
 
 /*
@@ -318,8 +323,10 @@ u64 rs_cost_read_direct(const struct rs_load_snap *ls, unsigned int target)
  * Linux block device queues them behind what is there. So here each of them
  * is priced as Eq. 1-3 price the direct read: the slowest one's wait and
  * service time, and on every member the delay it adds to the requests that
- * arrive while it waits, on top of the paper's term. With equal load on every
- * member this is never below T_A, so the read stays direct.
+ * arrive while it waits, on top of the paper's term. These load terms are
+ * weighted by recon_load_pct (100: as described; 0: compare response times
+ * only). With equal load on every member T_B is never below T_A, whatever
+ * the weight, so the read stays direct.
  */
 u64 rs_cost_read_recon(const struct rs_load_snap *ls, unsigned int target,
 		       const struct rs_tunables *t)
@@ -335,7 +342,8 @@ u64 rs_cost_read_recon(const struct rs_load_snap *ls, unsigned int target,
 		delay += (u64)m->t_read * (m->reads + m->writes) + rs_arrival_delay(m);
 		slowest = max(slowest, rs_member_wait(m) + m->t_read);
 	}
-	return t->xor_ns + slowest + delay;
+	/* delay < 31 * 2^52 < 2^57: weighting it needs mul_u64_u32_div. */
+	return t->xor_ns + slowest + mul_u64_u32_div(delay, t->recon_load_pct, 100);
 }
 
 /*
@@ -373,7 +381,7 @@ bool rs_plan_read(const struct rs_load_snap *ls, unsigned int target,
 		return false;
 	}
 	c->why = RS_WHY_COST;
-	c->cost_direct = rs_cost_read_direct(ls, target);
+	c->cost_direct = rs_cost_read_direct(ls, target, t);
 	c->cost_recon = rs_cost_read_recon(ls, target, t);
 	c->reconstruct = c->cost_recon < c->cost_direct;
 	return c->reconstruct;

@@ -105,6 +105,7 @@ struct rs_tunables {
 	unsigned int stall_factor;	/* busy, no completion for this many service times */
 	unsigned int xor_ns;		/* extra cost of a reconstruct read (t_xor) */
 	unsigned int probe_ms;		/* read a bypassed member directly this often */
+	unsigned int recon_load_pct;	/* weight of the load terms of T_A and T_B, % */
 };
 
 #define RS_DEF_EWMA_WEIGHT	16
@@ -112,6 +113,7 @@ struct rs_tunables {
 #define RS_DEF_STALL_FACTOR	8
 #define RS_DEF_XOR_NS		20000
 #define RS_DEF_PROBE_MS		100
+#define RS_DEF_RECON_LOAD_PCT	100
 
 /* Why a write or a read was done the way it was; for the status counters. */
 enum rs_why {
@@ -159,7 +161,8 @@ u64 rs_cost_prereads(const struct rs_load_snap *ls, const unsigned int *sectors)
 enum rs_write_mode rs_plan_write(const struct rs_stripe_shape *s, enum rs_policy p,
 				 const struct rs_load_snap *ls, struct rs_write_choice *c);
 
-u64 rs_cost_read_direct(const struct rs_load_snap *ls, unsigned int target);
+u64 rs_cost_read_direct(const struct rs_load_snap *ls, unsigned int target,
+			const struct rs_tunables *t);
 u64 rs_cost_read_recon(const struct rs_load_snap *ls, unsigned int target,
 		       const struct rs_tunables *t);
 bool rs_plan_read(const struct rs_load_snap *ls, unsigned int target,

@@ -34,6 +34,7 @@ static const struct rs_tunable_desc rs_tunable_descs[] = {
 	RS_TUNABLE(stall_factor, 0, 1000, RS_DEF_STALL_FACTOR),
 	RS_TUNABLE(xor_ns, 0, 10000000, RS_DEF_XOR_NS),
 	RS_TUNABLE(probe_ms, 0, 60000, RS_DEF_PROBE_MS),
+	RS_TUNABLE(recon_load_pct, 0, 1000, RS_DEF_RECON_LOAD_PCT),
 };
 
 static unsigned int *rs_tunable(struct rs_tunables *t, const struct rs_tunable_desc *d)
@@ -139,6 +140,7 @@ static void rs_free(struct rainssd *rs)
  *   stall_factor <0..1000>		stall threshold in service times (8; 0 off)
  *   xor_ns <0..10000000>		t_xor of a reconstruct read (20000)
  *   probe_ms <0..60000>		refresh a bypassed member's estimates (100; 0 off)
+ *   recon_load_pct <0..1000>		weight of the read model's load terms (100)
  */
 static int rs_parse_opt_args(struct rainssd *rs, struct dm_arg_set *as)
 {
@@ -326,6 +328,7 @@ static bool rs_read_around(struct rainssd *rs, struct rs_io *io)
 	struct rs_tunables tun = {
 		.xor_ns = READ_ONCE(rs->tun.xor_ns),
 		.probe_ms = READ_ONCE(rs->tun.probe_ms),
+		.recon_load_pct = READ_ONCE(rs->tun.recon_load_pct),
 	};
 	struct rs_load_snap *snap;
 	struct rs_read_choice c;
@@ -576,7 +579,7 @@ static void rs_status(struct dm_target *ti, status_type_t type,
  *   policy <name>		count, rmw, rcw or adaptive
  *   read_policy <name>		direct, adaptive or reconstruct
  *   <tunable> <value>		ewma_weight, freq_window, stall_factor, xor_ns,
- *				probe_ms (the table line's ranges)
+ *				probe_ms, recon_load_pct (the table's ranges)
  *   stats_reset		the status counters start again from zero
  */
 static int rs_message(struct dm_target *ti, unsigned int argc, char **argv,

@@ -619,6 +619,15 @@ static void rs_read_foreign_load(struct kunit *test)
 	for (unsigned int i = 1; i < 8; i++)
 		snap_q(&ls, i, 2, 1, 0);
 	KUNIT_EXPECT_FALSE(test, rs_plan_read(&ls, 0, &t, &c));
+	/*
+	 * Without the load terms only response times count: 17 ms direct
+	 * against the slowest other (3 + 1 ms) plus t_xor.
+	 */
+	t.recon_load_pct = 0;
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(&ls, 0, &t, &c));
+	KUNIT_EXPECT_EQ(test, c.cost_direct, 17000ULL * US);
+	KUNIT_EXPECT_EQ(test, c.cost_recon, 4019ULL * US);
+	t.recon_load_pct = 100;
 	/* A stalled target member: rebuilt. */
 	snap_idle(&ls, 8, 1000 * US, 1000 * US);
 	snap_q(&ls, 0, 1, 0, 50000 * US);
@@ -647,6 +656,8 @@ static void rs_read_symmetric_is_direct(struct kunit *test)
 				snap_q(&ls, i, r, w, st);
 				ls.m[i].interval = gap;
 			}
+			/* whatever weight the load terms have */
+			t.recon_load_pct = get_random_u32_below(1001);
 			recon += rs_plan_read(&ls, get_random_u32_below(n), &t, &c);
 		}
 	}
@@ -697,6 +708,15 @@ static void rs_read_edges(struct kunit *test)
 	ls.m[0].interval = 1;
 	KUNIT_EXPECT_TRUE(test, rs_plan_read(&ls, 0, &t, &c));
 	KUNIT_EXPECT_GT(test, c.cost_direct, 16ULL * U32_MAX * RS_SNAP_MAX_QUEUE);
+	/* Every member that full, with the largest weight: no overflow. */
+	snap_idle(&ls, RS_MAX_DEVS, U32_MAX, U32_MAX);
+	for (unsigned int i = 0; i < RS_MAX_DEVS; i++) {
+		snap_q(&ls, i, RS_SNAP_MAX_QUEUE, RS_SNAP_MAX_QUEUE, U32_MAX);
+		ls.m[i].interval = 1;
+	}
+	t.recon_load_pct = 1000;
+	KUNIT_EXPECT_FALSE(test, rs_plan_read(&ls, 0, &t, &c));
+	KUNIT_EXPECT_GT(test, c.cost_recon, 10 * c.cost_direct);
 }
 
 static void rs_read_policy_names(struct kunit *test)

@@ -41,9 +41,10 @@ try "Invalid freq_window" "0 $len rainssd 128 4 ${d[*]} 2 freq_window x"
 try "Invalid stall_factor" "0 $len rainssd 128 4 ${d[*]} 2 stall_factor 1001"
 try "Invalid xor_ns" "0 $len rainssd 128 4 ${d[*]} 2 xor_ns -5"
 try "Invalid probe_ms" "0 $len rainssd 128 4 ${d[*]} 2 probe_ms 60001"
+try "Invalid recon_load_pct" "0 $len rainssd 128 4 ${d[*]} 2 recon_load_pct 1001"
 try "Optional argument given twice" "0 $len rainssd 128 4 ${d[*]} 4 policy rcw policy rmw"
 try "Invalid number of optional arguments" "0 $len rainssd 128 4 ${d[*]} 9 policy rmw"
-try "Invalid number of optional arguments" "0 $len rainssd 128 4 ${d[*]} 16 policy rmw"
+try "Invalid number of optional arguments" "0 $len rainssd 128 4 ${d[*]} 18 policy rmw"
 try "Too many arguments" "0 $len rainssd 128 4 ${d[*]} 2 policy rmw extra"
 "$CHANNELS" destroy --prefix rsx
 # Members smaller than the data offset plus one chunk.

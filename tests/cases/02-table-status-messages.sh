@@ -41,7 +41,8 @@ dmsetup message rs0 0 freq_window 64
 dmsetup message rs0 0 stall_factor 0
 dmsetup message rs0 0 xor_ns 0
 dmsetup message rs0 0 probe_ms 250
-full="$base 14 policy adaptive read_policy adaptive ewma_weight 32 freq_window 64 stall_factor 0 xor_ns 0 probe_ms 250"
+dmsetup message rs0 0 recon_load_pct 0
+full="$base 16 policy adaptive read_policy adaptive ewma_weight 32 freq_window 64 stall_factor 0 xor_ns 0 probe_ms 250 recon_load_pct 0"
 [ "$(dmsetup table rs0)" = "$full" ] || fail "table after messages: $(dmsetup table rs0)"
 [ "$(t_status_field rs0 12)" = adaptive ] || fail "read_policy not shown in status"
 dmsetup message rs0 0 freq_window 128   # the default again: not shown
@@ -54,7 +55,7 @@ dmsetup message rs0 0 read_policy reconstruct || fail "read_policy reconstruct"
 
 for bad in "policy" "policy fastest" "read_policy count" "fail" "fail 4" "fail -1" "fail x" \
 	"frobnicate" "fail 1 2" "ewma_weight 0" "ewma_weight" "probe_ms x" "stats_reset now" \
-	"xor_ns 99999999"; do
+	"xor_ns 99999999" "recon_load_pct 1001"; do
 	if dmsetup message rs0 0 $bad 2>/dev/null; then fail "message accepted: $bad"; fi
 done
 note "bad messages refused"
