@@ -38,7 +38,6 @@ tr_busy=$(mword $busy 3) tr_other=$(mword $(( (busy + 1) % n )) 3)
 kill $bg; wait $bg 2>/dev/null || true
 note "RCW over count: $rcw_adj; reads rebuilt: $chosen ($byp_busy around member $busy)"
 note "read service time estimate: member $busy ${tr_busy} us, member $(( (busy + 1) % n )) ${tr_other} us"
-[ "$tr_busy" -gt "$tr_other" ] || fail "the loaded member does not look slower"
 [ "$rcw_adj" -gt 0 ] || fail "adaptive never chose RCW over count"
 [ "$chosen" -gt 0 ] || fail "no read was rebuilt around the loaded member"
 [ "$byp_busy" -gt 0 ] && [ "$byp_busy" -ge $((chosen / 2)) ] ||
