@@ -34,10 +34,9 @@ int rs_policy_parse(const char *name, enum rs_policy *p)
 {
 	int i = match_string(rs_policy_names, RS_NR_POLICIES, name);
 
-	if (i < 0)
-		return -EINVAL;
-	*p = i;
-	return 0;
+	if (i >= 0)
+		*p = i;
+	return min(i, 0);
 }
 
 const char *rs_read_policy_name(enum rs_read_policy p)
@@ -49,10 +48,9 @@ int rs_read_policy_parse(const char *name, enum rs_read_policy *p)
 {
 	int i = match_string(rs_read_policy_names, RS_NR_READ_POLICIES, name);
 
-	if (i < 0)
-		return -EINVAL;
-	*p = i;
-	return 0;
+	if (i >= 0)
+		*p = i;
+	return min(i, 0);
 }
 
 void rs_tunables_default(struct rs_tunables *t)
