@@ -1,0 +1,1 @@
+"""Modules of scripts/bench (see docs/benchmarks.md)."""

@@ -1,0 +1,219 @@
+"""Scenario, set and contender configuration (INI files under bench/).
+
+bench/contenders.conf   one section per contender label
+bench/scenarios/X.conf  one scenario: channel model, disturbances, chunk,
+                        contenders, jobs (see bench/scenarios/README)
+bench/sets/X.set        scenario names, one per line
+"""
+import configparser
+import itertools
+import os
+import re
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+BENCH_DIR = os.path.join(REPO, "bench")
+FIO_DIR = os.path.join(REPO, "fio-jobs")
+
+KINDS = ("rainssd", "md-raid5", "md-raid10", "dm-raid5")
+SCHEME = {"rainssd": "raid5", "md-raid5": "raid5", "dm-raid5": "raid5", "md-raid10": "raid10"}
+
+
+class ConfigError(Exception):
+    pass
+
+
+def _parser():
+    p = configparser.ConfigParser(inline_comment_prefixes=("#", ";"),
+                                  interpolation=None, strict=False)
+    p.optionxform = str  # keep the case: upper-case job keys are fio env vars
+    return p
+
+
+def size_bytes(text):
+    """'4k', '16m', '512', '1g' -> bytes."""
+    m = re.fullmatch(r"\s*(\d+)\s*([kKmMgG]?)[iI]?[bB]?\s*", str(text))
+    if not m:
+        raise ConfigError("bad size %r" % text)
+    mult = {"": 1, "k": 1024, "m": 1 << 20, "g": 1 << 30}[m.group(2).lower()]
+    return int(m.group(1)) * mult
+
+
+def _words(s):
+    return s.split() if s else []
+
+
+def load_contenders(path=None, extra=None):
+    """label -> dict(label, kind, scheme, options[list])."""
+    p = _parser()
+    p.read(path or os.path.join(BENCH_DIR, "contenders.conf"))
+    out = {}
+    sections = [(s, p[s]) for s in p.sections()]
+    if extra is not None:
+        sections += [(s.split(None, 1)[1], extra[s]) for s in extra.sections()
+                     if s.startswith("contender ")]
+    for label, sec in sections:
+        kind = sec.get("kind", "").strip()
+        if kind not in KINDS:
+            raise ConfigError("contender %s: kind must be one of %s" % (label, ", ".join(KINDS)))
+        out[label] = {"label": label, "kind": kind, "scheme": SCHEME[kind],
+                      "options": _words(sec.get("options", ""))}
+    return out
+
+
+def _member_list(text, n, what):
+    """'2:0.6 3:0.5' -> {2: '0.6', 3: '0.5'}; members must exist."""
+    out = {}
+    for w in _words(text):
+        m, _, v = w.partition(":")
+        try:
+            i = int(m)
+        except ValueError:
+            raise ConfigError("%s: bad member %r" % (what, w))
+        if not 0 <= i < n:
+            raise ConfigError("%s: member %d out of range" % (what, i))
+        out[i] = v
+    return out
+
+
+def _expand_job(name, sec):
+    """A [job NAME] section. 'vary.VAR = w1 w2 ...' makes one job per
+    combination (cartesian product, in key order); a word is 'value' or
+    'label=value': VAR=value goes to the fio environment and {VAR} in the
+    job name becomes the label (or the value)."""
+    vary = []
+    for k, v in sec.items():
+        if k.startswith("vary."):
+            words = [w.partition("=") for w in _words(v)]
+            vary.append((k[5:], [(a, c) if b else (a, a) for a, b, c in words]))
+    base = {k: v for k, v in sec.items() if not k.startswith("vary.")}
+    if not vary:
+        return [(name, base, {})]
+    jobs = []
+    for combo in itertools.product(*[vals for _, vals in vary]):
+        d = dict(base)
+        full = name
+        labels = {}
+        for (var, _), (label, value) in zip(vary, combo):
+            d[var] = value
+            labels[var] = label
+            full = full.replace("{%s}" % var, label)
+        jobs.append((full, d, labels))
+    return jobs
+
+
+def load_scenario(name, bench_dir=None):
+    """Read bench/scenarios/NAME.conf (after its 'base', if any)."""
+    bench_dir = bench_dir or BENCH_DIR
+    sdir = os.path.join(bench_dir, "scenarios")
+    path = os.path.join(sdir, name + ".conf")
+    if not os.path.isfile(path):
+        raise ConfigError("no scenario %s (%s)" % (name, path))
+    files = [path]
+    probe = _parser()
+    probe.read(path)
+    seen = {name}
+    while probe.has_option("scenario", "base"):
+        b = probe.get("scenario", "base").strip()
+        if b in seen:
+            raise ConfigError("scenario %s: base loop at %s" % (name, b))
+        seen.add(b)
+        bp = os.path.join(sdir, b + ".conf")
+        if not os.path.isfile(bp):
+            raise ConfigError("scenario %s: no base %s" % (name, b))
+        files.insert(0, bp)
+        probe = _parser()
+        probe.read(bp)
+    p = _parser()
+    p.read(files)
+    sc = p["scenario"] if p.has_section("scenario") else {}
+    ch = p["channel"] if p.has_section("channel") else {}
+    di = p["disturb"] if p.has_section("disturb") else {}
+    try:
+        n = int(sc.get("members", "4"))
+        chunk_kb = int(sc.get("chunk_kb", "64"))
+        member_mb = int(sc.get("member_mb", "256"))
+        lat = int(ch.get("lat_us", "2000"))
+        latlist = [int(x) for x in ch.get("lat_list", "").replace(",", " ").split()]
+        qd = int(ch.get("qd", "2"))
+        write_extra_ms = int(ch.get("write_extra_ms", "0"))
+        bg_mb = int(ch.get("bg_mb", "64"))
+    except ValueError as e:
+        raise ConfigError("scenario %s: %s" % (name, e))
+    if n < 3:
+        raise ConfigError("scenario %s: members must be >= 3" % name)
+    lats = [latlist[i] if i < len(latlist) else lat for i in range(n)]
+    slow = {i: float(v or 2) for i, v in _member_list(di.get("slow", ""), n, "slow").items()}
+    for i, f in slow.items():
+        lats[i] = int(round(lats[i] * f))
+    bg = {i: float(v or 0.5) for i, v in _member_list(di.get("background", ""), n, "background").items()}
+    stalls = {}
+    for i, v in _member_list(di.get("stall", ""), n, "stall").items():
+        try:
+            s_ms, p_ms = [int(x) for x in v.split(":")]
+        except ValueError:
+            raise ConfigError("stall: want member:stall_ms:period_ms, got %r" % v)
+        if not 0 < s_ms < p_ms:
+            raise ConfigError("stall: need 0 < stall_ms < period_ms")
+        stalls[i] = {"stall_ms": s_ms, "period_ms": p_ms}
+    contenders_all = load_contenders(extra=p)
+    labels = _words(sc.get("contenders", "rainssd-count md-raid5"))
+    for c in labels:
+        if c not in contenders_all:
+            raise ConfigError("scenario %s: unknown contender %s" % (name, c))
+    jobs = []
+    wanted = _words(sc.get("jobs", ""))
+    sections = {s.split(None, 1)[1]: p[s] for s in p.sections() if s.startswith("job ")}
+    for jname in wanted or list(sections):
+        if jname not in sections:
+            raise ConfigError("scenario %s: no [job %s]" % (name, jname))
+        for full, d, vars_ in _expand_job(jname, sections[jname]):
+            fio = d.pop("fio", None)
+            if not fio:
+                raise ConfigError("job %s: no fio file" % full)
+            fpath = os.path.join(FIO_DIR, fio)
+            if not os.path.isfile(fpath):
+                raise ConfigError("job %s: no fio-jobs/%s" % (full, fio))
+            prefill = d.pop("prefill", "no").strip().lower() in ("yes", "1", "true")
+            env = {k: v for k, v in d.items() if k.isupper()}
+            jobs.append({"name": full, "fio": fio, "env": env, "prefill": prefill,
+                         "vars": vars_})
+    if not jobs:
+        raise ConfigError("scenario %s: no jobs" % name)
+    return {
+        "name": name,
+        "description": sc.get("description", ""),
+        "members": n,
+        "member_mb": member_mb,
+        "chunk_kb": chunk_kb,
+        "contenders": [contenders_all[c] for c in labels],
+        "channel": {"lat_us": lats, "base_lat_us": lat, "qd": qd,
+                    "write_extra_ms": write_extra_ms, "bg_mb": bg_mb},
+        "disturb": {"slow": slow, "background": bg, "stall": stalls},
+        "jobs": jobs,
+        "runtime": int(sc.get("runtime", "15")),
+        "files": [os.path.relpath(f, REPO) for f in files],
+    }
+
+
+def load_set(name, bench_dir=None):
+    """Scenario names of bench/sets/NAME.set (or NAME as a single scenario)."""
+    bench_dir = bench_dir or BENCH_DIR
+    path = os.path.join(bench_dir, "sets", name + ".set")
+    if not os.path.isfile(path):
+        if os.path.isfile(os.path.join(bench_dir, "scenarios", name + ".conf")):
+            return [name]
+        raise ConfigError("no set or scenario named %s" % name)
+    out = []
+    with open(path) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                out.append(line)
+    return out
+
+
+def list_sets(bench_dir=None):
+    bench_dir = bench_dir or BENCH_DIR
+    d = os.path.join(bench_dir, "sets")
+    return sorted(f[:-4] for f in os.listdir(d) if f.endswith(".set"))

@@ -1,0 +1,897 @@
+"""The in-VM part of scripts/bench: builds the channel model, creates each
+contender on the same members, runs fio with the disturbances, and writes one
+JSON file per run. Runs as root inside the test VM (scripts/vm-run.sh) or
+inside an already running test VM (tests/cases/12-bench-smoke.sh).
+"""
+import base64
+import datetime
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shlex
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import threading
+import time
+import traceback
+import zlib
+
+from . import config, model
+
+PREFIX = "bch"          # null_blk channels /dev/bch0.. and dm regions bch0a, bch0b
+RS_NAME = "bench-rs"
+DMRAID_NAME = "bench-dmraid"
+MD_DEV = "/dev/md100"
+SCHEMA = 1
+RESERVED = 32768        # sectors rainssd and md (--data-offset=16M) keep at the start
+
+
+def now():
+    return time.monotonic()
+
+
+def sh(cmd, check=True, timeout=600, env=None, quiet=False):
+    """Run a command; return CompletedProcess (text). Raises on failure if check."""
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=timeout, env=env)
+    if check and r.returncode != 0:
+        raise RuntimeError("%s: exit %d: %s" % (" ".join(map(shlex.quote, cmd)), r.returncode,
+                                                (r.stderr or r.stdout).strip()[-400:]))
+    return r
+
+
+def settle():
+    if os.environ.get("DM_DISABLE_UDEV"):
+        return
+    subprocess.run(["udevadm", "settle", "--timeout=10"], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+
+
+def wait_block(path, secs=10):
+    t = now()
+    while now() - t < secs:
+        if os.path.exists(path):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def sysname(dev):
+    """/dev/mapper/x or /dev/md100 -> 'dm-3' / 'md100' (by device number:
+    /dev/mapper/x is a node, not a link, when udev does not run)."""
+    rdev = os.stat(dev).st_rdev
+    return os.path.basename(os.path.realpath("/sys/dev/block/%d:%d" % (os.major(rdev), os.minor(rdev))))
+
+
+def read_stat(name):
+    with open("/sys/block/%s/stat" % name) as f:
+        v = [int(x) for x in f.read().split()]
+    return {"reads": v[0], "read_sectors": v[2], "writes": v[4], "write_sectors": v[6],
+            "io_ticks_ms": v[9], "time_in_queue_ms": v[10]}
+
+
+def read_inflight(name):
+    with open("/sys/block/%s/inflight" % name) as f:
+        r, w = f.read().split()
+    return int(r) + int(w)
+
+
+def cv(values):
+    values = list(values)
+    if len(values) < 2:
+        return 0.0
+    m = statistics.fmean(values)
+    return statistics.pstdev(values) / m if m > 0 else 0.0
+
+
+# --- dm suspend/resume through the ioctl (no fork+exec per stall) -----------
+
+_DM_SIZE = 312
+_DM_SUSPEND = (3 << 30) | (_DM_SIZE << 16) | (0xFD << 8) | 6
+_DM_SUSPEND_FLAG, _DM_SKIP_LOCKFS, _DM_NOFLUSH = 1 << 1, 1 << 10, 1 << 11
+# udev flags in the cookie: keep udev rules (blkid probes) off our resumes.
+_UDEV_QUIET = (0x0002 | 0x0004 | 0x0008 | 0x0020) << 16
+
+
+def _dm_ioctl(name, flags, event_nr=0):
+    buf = bytearray(_DM_SIZE)
+    struct.pack_into("=3IIIIiIII", buf, 0, 4, 0, 0, _DM_SIZE, _DM_SIZE, 0, 0, flags, event_nr, 0)
+    nb = name.encode()[:127]
+    buf[48:48 + len(nb)] = nb
+    fd = os.open("/dev/mapper/control", os.O_RDWR)
+    try:
+        fcntl.ioctl(fd, _DM_SUSPEND, buf)
+    finally:
+        os.close(fd)
+
+
+def dm_suspend(name):
+    try:
+        _dm_ioctl(name, _DM_SUSPEND_FLAG | _DM_SKIP_LOCKFS | _DM_NOFLUSH)
+    except OSError:
+        sh(["dmsetup", "suspend", "--nolockfs", "--noflush", name])
+
+
+def dm_resume(name):
+    try:
+        _dm_ioctl(name, 0, _UDEV_QUIET)
+    except OSError:
+        sh(["dmsetup", "resume", "--noudevrules", "--noudevsync", name])
+
+
+# --- disturbances -------------------------------------------------------------
+
+class Staller(threading.Thread):
+    """Suspends a member's array region for stall_ms every period_ms: new I/O
+    to the member waits (in-flight I/O completes first), like a GC pause."""
+
+    def __init__(self, dmname, stall_ms, period_ms):
+        super().__init__(daemon=True)
+        self.dmname, self.stall, self.period = dmname, stall_ms / 1000.0, period_ms / 1000.0
+        self.stop_ev = threading.Event()
+        self.stalls = []
+        self.error = None
+
+    def run(self):
+        nxt = now() + self.period - self.stall
+        try:
+            while not self.stop_ev.wait(max(0.0, nxt - now())):
+                t0 = now()
+                dm_suspend(self.dmname)
+                t1 = now()
+                self.stop_ev.wait(self.stall)
+                dm_resume(self.dmname)
+                t2 = now()
+                self.stalls.append((t1 - t0, t2 - t0))
+                nxt += self.period
+                if nxt < now():
+                    nxt = now() + self.period - self.stall
+        except Exception as e:  # keep the run alive, report it
+            self.error = str(e)
+            try:
+                dm_resume(self.dmname)
+            except Exception:
+                pass
+
+    def stop(self):
+        self.stop_ev.set()
+        if self.ident is not None:
+            self.join(timeout=30)
+
+    def summary(self):
+        d = [s[1] * 1000 for s in self.stalls]
+        return {"count": len(d), "total_ms": round(sum(d), 1),
+                "mean_ms": round(statistics.fmean(d), 1) if d else 0.0,
+                "max_ms": round(max(d), 1) if d else 0.0,
+                "error": self.error}
+
+
+class Sampler(threading.Thread):
+    """Every interval seconds: reads /sys/block/*/stat and */inflight of the
+    array members and of the channels. It finds the measured window (from
+    the last sample before the members' I/O counters first move to the first
+    sample after they stop moving), so fio's start-up and exit, which take
+    seconds under TCG, are not in the averages; and it keeps, over that
+    window, the per-device mean in-flight count and the per-sample
+    coefficient of variation of in-flight I/O across the members and across
+    the channels (samples with nothing in flight are skipped)."""
+
+    def __init__(self, members, channels, volume, interval=0.1):
+        super().__init__(daemon=True)
+        self.names = list(members) + list(channels) + [volume]
+        self.nm = len(members)
+        self.interval = interval
+        self.stop_ev = threading.Event()
+        self.sums = [0] * len(self.names)
+        self.member_cvs, self.channel_cvs = [], []
+        self.n = 0
+        self.first = self.snap()
+        self.w_start = None      # (time, stats) just before member I/O started
+        self.w_last = None       # (time, stats) of the last sample that saw member I/O move
+
+    def snap(self):
+        return now(), [read_stat(x) for x in self.names]
+
+    @staticmethod
+    def _ios(st, nm):
+        """I/Os completed on the volume (the last device)."""
+        return st[-1]["reads"] + st[-1]["writes"]
+
+    def run(self):
+        prev = self.first
+        while not self.stop_ev.wait(self.interval):
+            try:
+                cur = self.snap()
+                v = [read_inflight(x) for x in self.names[:-1]]
+            except OSError:
+                continue
+            moved = self._ios(cur[1], self.nm) != self._ios(prev[1], self.nm)
+            if moved:
+                if self.w_start is None:
+                    self.w_start = prev
+                self.w_last = cur
+            prev = cur
+            if self.w_start is None:
+                continue
+            self.n += 1
+            for i, x in enumerate(v):
+                self.sums[i] += x
+            m, c = v[:self.nm], v[self.nm:]
+            if sum(m) > 0:
+                self.member_cvs.append(cv(m))
+            if sum(c) > 0:
+                self.channel_cvs.append(cv(c))
+
+    def stop(self):
+        self.stop_ev.set()
+        if self.ident is not None:
+            self.join(timeout=10)
+
+    def window(self, final):
+        """(seconds, start stats, end stats) of the measured window; final is
+        a snapshot taken after fio exited."""
+        if self.w_start is None:  # too short for two samples: whole fio run
+            return final[0] - self.first[0], self.first[1], final[1]
+        end = final if self._ios(final[1], self.nm) != self._ios(self.w_last[1], self.nm) else self.w_last
+        return end[0] - self.w_start[0], self.w_start[1], end[1]
+
+    def summary(self):
+        mean = [round(s / self.n, 3) if self.n else 0.0 for s in self.sums[:-1]]
+        return {"interval_s": self.interval, "samples": self.n,
+                "member_mean": mean[:self.nm], "channel_mean": mean[self.nm:],
+                "member_cv_mean": round(statistics.fmean(self.member_cvs), 4) if self.member_cvs else None,
+                "channel_cv_mean": round(statistics.fmean(self.channel_cvs), 4) if self.channel_cvs else None}
+
+
+# --- fio ------------------------------------------------------------------------
+
+def fio_pattern(jobfile, env):
+    """rw, rwmixread of a job file after ${VAR} substitution."""
+    rw, mix = None, None
+    with open(jobfile) as f:
+        for line in f:
+            line = line.strip()
+            m = re.match(r"(rw|readwrite|rwmixread)\s*=\s*(\S+)", line)
+            if not m:
+                continue
+            val = re.sub(r"\$\{(\w+)\}", lambda x: env.get(x.group(1), ""), m.group(2))
+            if m.group(1) == "rwmixread":
+                mix = int(val)
+            else:
+                rw = val
+    if rw in ("randread", "read"):
+        rf = 1.0
+    elif rw in ("randwrite", "write"):
+        rf = 0.0
+    elif rw in ("randrw", "rw", "readwrite"):
+        rf = (mix if mix is not None else 50) / 100.0
+    else:
+        raise ValueError("%s: unsupported rw=%s" % (jobfile, rw))
+    return rw, rf
+
+
+def lat_summary(d):
+    """Essentials of one direction of fio's JSON (+ the latency histogram)."""
+    lat = d.get("lat_ns") or {}
+    pct = lat.get("percentile") or (d.get("clat_ns") or {}).get("percentile") or {}
+
+    def p(key):
+        for k, v in pct.items():
+            if abs(float(k) - key) < 1e-6:
+                return round(v / 1000.0, 1)
+        return None
+    bins = lat.get("bins") or (d.get("clat_ns") or {}).get("bins") or {}
+    return {
+        "ios": d.get("total_ios", 0),
+        "iops": round(d.get("iops", 0.0), 2),
+        "mib_s": round(d.get("bw_bytes", 0) / 1048576.0, 3),
+        "lat_us": {"mean": round(lat.get("mean", 0.0) / 1000.0, 1),
+                   "min": round(lat.get("min", 0) / 1000.0, 1),
+                   "max": round(lat.get("max", 0) / 1000.0, 1),
+                   "p50": p(50), "p99": p(99), "p99.9": p(99.9), "p99.99": p(99.99)},
+        "lat_hist_ns": sorted([int(k), v] for k, v in bins.items()),
+    }
+
+
+class Runner:
+    def __init__(self, scenarios, out, repeat, runtime=None, contenders=None,
+                 prefill=True, emit=False, seed=4242, stop_udev=False):
+        self.scenarios = scenarios
+        self.out = out
+        self.repeat = repeat
+        self.runtime = runtime
+        self.only = contenders
+        self.prefill = prefill
+        self.emit = emit
+        self.seed = seed
+        self.stop_udev = stop_udev
+        self.udevd = None
+        self.failed = 0
+        self.errors = 0
+        self.done = 0
+        self.total = 0
+        self.t_start = now()
+        self.kernel = os.uname().release
+        self.here = os.path.dirname(os.path.abspath(__file__))
+        self.channels_sh = os.path.join(config.REPO, "scripts", "channels.sh")
+
+    # -- output --
+    def log(self, msg):
+        el = now() - self.t_start
+        print("[%3d:%02d] %s" % (el // 60, el % 60, msg), flush=True)
+
+    def write_json(self, name, obj):
+        path = os.path.join(self.out, name)
+        data = json.dumps(obj, indent=1, sort_keys=True).encode()
+        with open(path + ".tmp", "wb") as f:
+            f.write(data)
+        os.replace(path + ".tmp", path)
+        if self.emit:
+            # Stream the file to the host (the VM's view of the repository may
+            # be read-only): zlib + base64 between markers.
+            b = base64.b64encode(zlib.compress(data, 6)).decode()
+            sys.stdout.write("@@BENCH-FILE-BEGIN %s\n" % name)
+            for i in range(0, len(b), 120):
+                sys.stdout.write(b[i:i + 120] + "\n")
+            sys.stdout.write("@@BENCH-FILE-END %s %s\n" % (name, hashlib.sha256(data).hexdigest()))
+            sys.stdout.flush()
+
+    # -- kernel setup --
+    def prepare_kernel(self, module_dir):
+        for m in ("dm-mod", "dm-delay", "dm-raid", "raid456", "raid10", "null_blk", "configfs"):
+            subprocess.run(["modprobe", "-q", m], stderr=subprocess.DEVNULL)
+        targets = sh(["dmsetup", "targets"], check=False).stdout
+        if "rainssd" not in targets and module_dir:
+            ko = os.path.join(module_dir, "dm-rainssd.ko")
+            r = sh(["insmod", ko], check=False)
+            if r.returncode != 0:
+                self.log("warning: insmod %s failed: %s" % (ko, r.stderr.strip()))
+        targets = sh(["dmsetup", "targets"], check=False).stdout
+        m = re.search(r"^rainssd\s+v(\S+)", targets, re.M)
+        self.rainssd_version = m.group(1) if m else None
+        if not self.rainssd_version:
+            self.log("warning: the rainssd target is not loaded; its contenders will fail")
+
+    def udev_off(self):
+        """Stop udevd for the run. Every resume of a dm device (each stall)
+        sends a change uevent, and udev's dm rules run programs and probe the
+        device for each one: under TCG that is about a second of CPU per
+        event. Without udevd, libdevmapper and mdadm make their own device
+        nodes (DM_DISABLE_UDEV, MDADM_NO_UDEV) and devtmpfs makes the rest."""
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                exe = os.readlink("/proc/%s/exe" % pid)
+            except OSError:
+                continue
+            if os.path.basename(exe) == "systemd-udevd":
+                self.udevd = exe
+                break
+        if self.udevd:
+            settle()
+            sh(["udevadm", "control", "--exit"], check=False, timeout=120)
+            self.log("stopped udevd for the run (restarted at the end)")
+        os.environ["DM_DISABLE_UDEV"] = "1"
+        os.environ["MDADM_NO_UDEV"] = "1"
+
+    def udev_on(self):
+        os.environ.pop("DM_DISABLE_UDEV", None)
+        os.environ.pop("MDADM_NO_UDEV", None)
+        if self.udevd:
+            sh([self.udevd, "--daemon"], check=False, timeout=120)
+            self.udevd = None
+
+    def cleanup_all(self):
+        """Remove anything a previous (crashed) run of ours left behind."""
+        ls = sh(["dmsetup", "ls"], check=False).stdout
+        names = [l.split()[0] for l in ls.splitlines() if l.strip() and not l.startswith("No ")]
+        for n in names:
+            if n in (RS_NAME, DMRAID_NAME):
+                sh(["dmsetup", "remove", "--retry", n], check=False)
+        if os.path.exists(MD_DEV):
+            sh(["mdadm", "--stop", MD_DEV], check=False)
+        for n in names:
+            if re.fullmatch(PREFIX + r"\d+[ab]", n):
+                sh(["dmsetup", "resume", n], check=False)
+                sh(["dmsetup", "remove", "--retry", n], check=False)
+        sh([self.channels_sh, "destroy", "--prefix", PREFIX], check=False)
+
+    # -- channel model --
+    def build_channels(self, sc):
+        n, ch = sc["members"], sc["channel"]
+        member_sec = sc["member_mb"] * 2048
+        bg_sec = ch["bg_mb"] * 2048
+        out = sh([self.channels_sh, "create", str(n), "--prefix", PREFIX,
+                  "--size-mb", str(sc["member_mb"] + ch["bg_mb"]),
+                  "--lat-list", ",".join(str(x) for x in ch["lat_us"]),
+                  "--qd", str(ch["qd"])]).stdout.split()
+        if len(out) != n:
+            raise RuntimeError("channels.sh made %d devices, wanted %d" % (len(out), n))
+        for d in out:
+            try:  # no I/O scheduler: requests reach the channel in order
+                with open("/sys/block/%s/queue/scheduler" % os.path.basename(d), "w") as f:
+                    f.write("none")
+            except OSError:
+                pass
+        members, bgs = [], []
+        for i, d in enumerate(out):
+            a, b = "%s%da" % (PREFIX, i), "%s%db" % (PREFIX, i)
+            if ch["write_extra_ms"] > 0:
+                table = "0 %d delay %s 0 0 %s 0 %d" % (member_sec, d, d, ch["write_extra_ms"])
+            else:
+                table = "0 %d linear %s 0" % (member_sec, d)
+            sh(["dmsetup", "create", a, "--table", table])
+            sh(["dmsetup", "create", b, "--table", "0 %d linear %s %d" % (bg_sec, d, member_sec)])
+            members.append("/dev/mapper/" + a)
+            bgs.append("/dev/mapper/" + b)
+        settle()
+        for p in members + bgs:
+            if not wait_block(p):
+                raise RuntimeError("%s did not appear" % p)
+        self.chan_devs = out
+        self.members = members
+        self.bgs = bgs
+        self.member_sec = member_sec
+
+    def destroy_channels(self):
+        try:
+            for p in getattr(self, "bgs", []) + getattr(self, "members", []):
+                n = os.path.basename(p)
+                sh(["dmsetup", "resume", n], check=False, timeout=60)
+                sh(["dmsetup", "remove", "--retry", n], check=False, timeout=60)
+            sh([self.channels_sh, "destroy", "--prefix", PREFIX], check=False, timeout=120)
+        except subprocess.TimeoutExpired as e:
+            self.log("    tearing down the channels timed out: %s" % e)
+            self.klog()
+        self.members, self.bgs = [], []
+
+    def klog(self, lines=25):
+        """The tail of the kernel log, into the progress output."""
+        r = subprocess.run(["dmesg"], stdout=subprocess.PIPE, text=True)
+        for line in r.stdout.splitlines()[-lines:]:
+            self.log("    kernel: " + line)
+
+    # -- contenders --
+    def usable_sectors(self, sc):
+        chunk = sc["chunk_kb"] * 2
+        return (self.member_sec - RESERVED) // chunk * chunk * (sc["members"] - 1)
+
+    def create_contender(self, sc, c):
+        """Create the contender; return (device path, create command text)."""
+        n, chunk = sc["members"], sc["chunk_kb"] * 2
+        devs = self.members
+        if c["kind"] == "rainssd":
+            opt = c["options"]
+            table = "0 %d rainssd %d %d %s%s" % (self.usable_sectors(sc), chunk, n, " ".join(devs),
+                                                  (" %d %s" % (len(opt), " ".join(opt))) if opt else "")
+            cmd = ["dmsetup", "create", RS_NAME, "--table", table]
+            sh(cmd)
+            dev = "/dev/mapper/" + RS_NAME
+        elif c["kind"] == "dm-raid5":
+            dev_sec = self.usable_sectors(sc) // (n - 1)
+            pairs = " ".join("- %s" % d for d in devs)
+            table = "0 %d raid raid5_ls 2 %d nosync %d %s" % (dev_sec * (n - 1), chunk, n, pairs)
+            cmd = ["dmsetup", "create", DMRAID_NAME, "--table", table]
+            sh(cmd)
+            dev = "/dev/mapper/" + DMRAID_NAME
+        else:
+            level = {"md-raid5": ["--level=5", "--layout=left-symmetric"],
+                     "md-raid10": ["--level=10", "--layout=n2"]}[c["kind"]]
+            cmd = (["mdadm", "--create", MD_DEV, "--run", "--assume-clean", "--metadata=1.2"]
+                   + level + ["--chunk=%dK" % sc["chunk_kb"], "--raid-devices=%d" % n,
+                              "--data-offset=16M", "--bitmap=none"] + c["options"] + devs)
+            sh(cmd)
+            dev = MD_DEV
+        settle()
+        if not wait_block(dev):
+            raise RuntimeError("%s did not appear" % dev)
+        return dev, " ".join(shlex.quote(x) for x in cmd)
+
+    def remove_contender(self, c):
+        t = now()
+        try:
+            if c["kind"] == "rainssd":
+                sh(["dmsetup", "remove", "--retry", RS_NAME], check=False, timeout=120)
+            elif c["kind"] == "dm-raid5":
+                sh(["dmsetup", "remove", "--retry", DMRAID_NAME], check=False, timeout=120)
+            else:
+                if os.path.exists(MD_DEV):
+                    sh(["mdadm", "--stop", MD_DEV], check=False, timeout=120)
+                sh(["mdadm", "--zero-superblock"] + self.members, check=False, timeout=120)
+            settle()
+        except subprocess.TimeoutExpired as e:
+            self.log("    removing %s timed out: %s" % (c["label"], e))
+            self.klog()
+        if now() - t > 10:
+            self.log("    removing %s took %.0f s" % (c["label"], now() - t))
+
+    def dm_status(self, c):
+        if c["kind"] == "rainssd":
+            return sh(["dmsetup", "status", RS_NAME], check=False).stdout.strip()
+        if c["kind"] == "dm-raid5":
+            return sh(["dmsetup", "status", DMRAID_NAME], check=False).stdout.strip()
+        try:
+            with open("/sys/block/md100/md/array_state") as f:
+                return "md array_state " + f.read().strip()
+        except OSError:
+            return ""
+
+    # -- jobs --
+    def job_env(self, sc, job):
+        chunk_b = sc["chunk_kb"] * 1024
+        stripe_b = chunk_b * (sc["members"] - 1)
+        env = {"OFFSET": "0", "NUMJOBS": "1", "IODEPTH": "1", "SIZE": "64m", "SEED": str(self.seed),
+               "RWMIX": "50", "RUNTIME": str(sc["runtime"])}
+        for k, v in job["env"].items():
+            env[k] = v.replace("{stripe}", str(stripe_b)).replace("{chunk}", str(chunk_b))
+        if self.runtime:
+            env["RUNTIME"] = str(self.runtime)
+        env.setdefault("BS", "4k")
+        env.setdefault("BA", env["BS"])
+        return env
+
+    def bound(self, sc, job, env, scheme):
+        n = sc["members"]
+        rw, rf = fio_pattern(os.path.join(config.FIO_DIR, job["fio"]), env)
+        bs = config.size_bytes(env["BS"]) // 512
+        align = bs if rw in ("read", "write", "rw", "readwrite") else config.size_bytes(env["BA"]) // 512
+        pattern = {"read_frac": rf, "bs": bs, "align": align,
+                   "offset": config.size_bytes(env["OFFSET"]) // 512,
+                   "qd": int(env["IODEPTH"]) * int(env["NUMJOBS"])}
+        chm = self.channel_model(sc)
+        b = model.device_bound(scheme, n, sc["chunk_kb"] * 2, pattern, chm)
+        b["pattern"] = dict(pattern, rw=rw)
+        return b
+
+    def channel_model(self, sc):
+        n, ch, di = sc["members"], sc["channel"], sc["disturb"]
+        cap, wait, bg = [1.0] * n, [0.0] * n, [0.0] * n
+        for i, s in di["stall"].items():
+            cap[i] = 1 - s["stall_ms"] / s["period_ms"]
+            wait[i] = s["stall_ms"] ** 2 / (2.0 * s["period_ms"])
+        for i, f in di["background"].items():
+            bg[i] = self.bg_rate(sc, i)
+        return {"lat_ms": [x / 1000.0 for x in ch["lat_us"]], "qd": [ch["qd"]] * n,
+                "write_extra_ms": float(ch["write_extra_ms"]), "cap_factor": cap,
+                "stall_wait_ms": wait, "bg_iops": bg}
+
+    def bg_rate(self, sc, i):
+        ch = sc["channel"]
+        return int(sc["disturb"]["background"][i] * ch["qd"] * 1e6 / ch["lat_us"][i])
+
+    def run_prefill(self, sc, dev, jobs):
+        want = max(config.size_bytes(self.job_env(sc, j)["OFFSET"]) + config.size_bytes(self.job_env(sc, j)["SIZE"])
+                   for j in jobs)
+        stripe = sc["chunk_kb"] * 1024 * (sc["members"] - 1)
+        bs = stripe * max(1, (512 * 1024) // stripe)
+        env = dict(os.environ, DEV=dev, SIZE=str(want), OFFSET="0", BS=str(bs), IODEPTH="4")
+        t = now()
+        sh(["fio", "--output-format=terse", os.path.join(config.FIO_DIR, "prefill.fio")],
+           env=env, timeout=3600)
+        return {"bytes": want, "bs": bs, "seconds": round(now() - t, 1)}
+
+    def run_job(self, sc, c, job, dev, env, rep, order_index, prefill_info):
+        """Run one measured job; return the run record."""
+        n = sc["members"]
+        mnames = [sysname(m) for m in self.members]
+        cnames = [os.path.basename(d) for d in self.chan_devs]
+        tmp = "/tmp/bench-fio-%d" % os.getpid()
+        os.makedirs(tmp, exist_ok=True)
+        runtime = int(env["RUNTIME"])
+        # Background load and stalls start first.
+        bg_procs = []
+        for i in sorted(sc["disturb"]["background"]):
+            rate = self.bg_rate(sc, i)
+            benv = dict(os.environ, DEV=self.bgs[i], SIZE="%dm" % sc["channel"]["bg_mb"],
+                        RUNTIME=str(runtime + 60), READ_IOPS=str(max(1, rate // 2)),
+                        WRITE_IOPS=str(max(1, rate - rate // 2)), RWMIX="50",
+                        IODEPTH=str(max(4, 2 * sc["channel"]["qd"])), SEED=str(self.seed + i))
+            outp = os.path.join(tmp, "bg%d.json" % i)
+            p = subprocess.Popen(["fio", "--output-format=json", "--output", outp,
+                                  os.path.join(config.FIO_DIR, "background.fio")],
+                                 env=benv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            bg_procs.append((i, rate, p, outp))
+        stallers = []
+        sampler = Sampler(mnames, cnames, sysname(dev))
+        try:
+            return self._measure(sc, c, job, dev, env, runtime, tmp, n, mnames, cnames,
+                                 bg_procs, stallers, sampler, prefill_info)
+        finally:
+            sampler.stop()
+            for st in stallers:
+                st.stop()
+            for _, _, p, _ in bg_procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+
+    def _measure(self, sc, c, job, dev, env, runtime, tmp, n, mnames, cnames, bg_procs,
+                 stallers, sampler, prefill_info):
+        if bg_procs:
+            time.sleep(1.0)
+        for i, s in sorted(sc["disturb"]["stall"].items()):
+            st = Staller(os.path.basename(self.members[i]), s["stall_ms"], s["period_ms"])
+            st.member = i
+            stallers.append(st)
+        status_before = self.dm_status(c)
+        for st in stallers:
+            st.start()
+        sampler.start()
+        t0 = now()
+        fio_out = os.path.join(tmp, "main.json")
+        fenv = dict(os.environ, DEV=dev, **env)
+        cmd = ["fio", "--output-format=json+", "--percentile_list=50:99:99.9:99.99",
+               "--lat_percentiles=1", "--output", fio_out, os.path.join(config.FIO_DIR, job["fio"])]
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=fenv, timeout=runtime + 600)
+        t1 = now()
+        sampler.stop()
+        for st in stallers:
+            st.stop()
+        win_s, s0, s1 = sampler.window(sampler.snap())
+        m0, c0, m1, c1 = s0[:n], s0[n:2 * n], s1[:n], s1[n:2 * n]
+        status_after = self.dm_status(c)
+        bg_res = []
+        for i, rate, p, outp in bg_procs:
+            p.send_signal(signal.SIGINT)
+            try:
+                _, err = p.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                _, err = p.communicate()
+            achieved = None
+            try:
+                with open(outp) as f:
+                    txt = f.read()
+                bj = json.loads(txt[txt.index("{"):])["jobs"][0]
+                rt = (bj.get("job_runtime") or max(bj["read"]["runtime"], bj["write"]["runtime"])) / 1000.0
+                achieved = round((bj["read"]["total_ios"] + bj["write"]["total_ios"]) / rt, 1) if rt else 0.0
+            except (OSError, ValueError, KeyError, IndexError):
+                pass
+            bg_res.append({"member": i, "rate_iops": rate, "achieved_iops": achieved})
+        if r.returncode != 0:
+            raise RuntimeError("fio exit %d: %s" % (r.returncode, (r.stderr or r.stdout).strip()[-400:]))
+        with open(fio_out) as f:
+            txt = f.read()
+        fj = json.loads(txt[txt.index("{"):])
+        job0 = fj["jobs"][0]
+        rd, wr = lat_summary(job0["read"]), lat_summary(job0["write"])
+        wall_ms = max(win_s, 1e-3) * 1000.0
+
+        def delta(a, b):
+            d = {k: b[k] - a[k] for k in a}
+            d["ios"] = d["reads"] + d["writes"]
+            d["avg_inflight"] = round(d["time_in_queue_ms"] / wall_ms, 4)
+            return d
+        mem = [dict(delta(a, b), dev=self.members[i], sysname=mnames[i])
+               for i, (a, b) in enumerate(zip(m0, m1))]
+        chan = [dict(delta(a, b), dev=self.chan_devs[i]) for i, (a, b) in enumerate(zip(c0, c1))]
+        user_ios = rd["ios"] + wr["ios"]
+        samp = sampler.summary()
+        rec = {
+            "member_ios_per_user_io": round(sum(m["ios"] for m in mem) / user_ios, 4) if user_ios else None,
+            "member_load_cv": round(cv(m["avg_inflight"] for m in mem), 4),
+            "member_io_cv": round(cv(m["ios"] for m in mem), 4),
+            "channel_load_cv": round(cv(x["avg_inflight"] for x in chan), 4),
+            "inflight_samples": samp,
+            "member_stats": mem,
+            "channel_stats": chan,
+            "fio": {"read": rd, "write": wr,
+                    "iops": round(rd["iops"] + wr["iops"], 2),
+                    "mib_s": round(rd["mib_s"] + wr["mib_s"], 3),
+                    "version": fj.get("fio version"), "job_runtime_ms": job0.get("job_runtime")},
+            "wall_s": round(wall_ms / 1000.0, 2),
+            "fio_wall_s": round(t1 - t0, 2),
+            "status_before": status_before,
+            "status_after": status_after,
+            "background": bg_res,
+            "stalls": [dict(st.summary(), member=st.member, stall_ms=sc["disturb"]["stall"][st.member]["stall_ms"],
+                            period_ms=sc["disturb"]["stall"][st.member]["period_ms"]) for st in stallers],
+            "prefill": prefill_info,
+        }
+        if c["kind"] == "rainssd":
+            rec["rainssd_counters"] = rainssd_counters(status_before, status_after)
+        return rec
+
+    # -- main loop --
+    def plan(self):
+        runs = []
+        for sc in self.scenarios:
+            cons = [c for c in sc["contenders"] if not self.only or c["label"] in self.only]
+            for r in range(self.repeat):
+                order = cons if r % 2 == 0 else list(reversed(cons))
+                for oi, c in enumerate(order):
+                    for job in sc["jobs"]:
+                        runs.append((sc, r, oi, c, job))
+        return runs
+
+    def run(self, module_dir=None):
+        os.makedirs(self.out, exist_ok=True)
+        self.prepare_kernel(module_dir)
+        runs = self.plan()
+        self.total = len(runs)
+        manifest = {"schema": SCHEMA, "kernel": self.kernel, "rainssd_version": self.rainssd_version,
+                    "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                    "repeat": self.repeat, "runtime_override": self.runtime,
+                    "scenarios": [strip_scenario(sc) for sc in self.scenarios], "runs": []}
+        self.log("%d runs: %d scenario(s), %d repeat(s), kernel %s, rainssd %s" % (
+            self.total, len(self.scenarios), self.repeat, self.kernel, self.rainssd_version))
+        if self.stop_udev:
+            self.udev_off()
+        try:
+            self.run_scenarios(runs, manifest)
+        finally:
+            self.udev_on()
+        manifest["finished"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        manifest["elapsed_s"] = round(now() - self.t_start, 1)
+        manifest["ok"] = self.done
+        manifest["errors"] = self.errors
+        self.write_json("manifest.json", manifest)
+        self.log("done: %d ok, %d errors, %.0f s" % (self.done, self.errors, now() - self.t_start))
+        return 0 if self.errors == 0 else 3
+
+    def run_scenarios(self, runs, manifest):
+        self.cleanup_all()
+        idx = 0
+        for sc in self.scenarios:
+            try:
+                self.build_channels(sc)
+            except Exception as e:
+                self.log("scenario %s: channel model failed: %s" % (sc["name"], e))
+                self.destroy_channels()
+                for (s2, r, oi, c, job) in [x for x in runs if x[0] is sc]:
+                    idx += 1
+                    self.record_error(manifest, sc, c, job, r, oi, idx, "channels: %s" % e, None)
+                continue
+            bounds = {}
+            for job in sc["jobs"]:
+                env = self.job_env(sc, job)
+                for scheme in ("raid5", "raid10"):
+                    bounds[(job["name"], scheme)] = self.bound(sc, job, env, scheme)
+            for r in range(self.repeat):
+                cons = [c for c in sc["contenders"] if not self.only or c["label"] in self.only]
+                order = cons if r % 2 == 0 else list(reversed(cons))
+                for oi, c in enumerate(order):
+                    try:
+                        dev, create_cmd = self.create_contender(sc, c)
+                    except Exception as e:
+                        self.remove_contender(c)
+                        for job in sc["jobs"]:
+                            idx += 1
+                            self.log("[%d/%d] %s %s %s repeat %d: ERROR create: %s" % (
+                                idx, self.total, sc["name"], job["name"], c["label"], r + 1, e))
+                            self.record_error(manifest, sc, c, job, r, oi, idx, "create: %s" % e,
+                                              bounds[(job["name"], c["scheme"])])
+                        continue
+                    prefill_info = None
+                    for job in sc["jobs"]:
+                        idx += 1
+                        env = self.job_env(sc, job)
+                        self.log("[%d/%d] scenario %s job %s contender %s repeat %d ..." % (
+                            idx, self.total, sc["name"], job["name"], c["label"], r + 1))
+                        t = now()
+                        try:
+                            if job["prefill"] and self.prefill and prefill_info is None:
+                                prefill_info = self.run_prefill(
+                                    sc, dev, [j for j in sc["jobs"] if j["prefill"]])
+                            rec = self.run_job(sc, c, job, dev, env, r, oi,
+                                               prefill_info if job["prefill"] else None)
+                        except Exception as e:
+                            tb = traceback.extract_tb(e.__traceback__)[-1]
+                            self.log("    ERROR: %s (%s:%d)" % (e, os.path.basename(tb.filename), tb.lineno))
+                            self.record_error(manifest, sc, c, job, r, oi, idx, str(e),
+                                              bounds[(job["name"], c["scheme"])], env=env,
+                                              create_cmd=create_cmd)
+                            continue
+                        b = bounds[(job["name"], c["scheme"])]
+                        rec.update(self.base_record(sc, c, job, r, oi, idx, env, b))
+                        rec["status"] = "ok"
+                        rec["error"] = None
+                        rec["create_cmd"] = create_cmd
+                        rec["fraction_of_bound"] = round(rec["fio"]["iops"] / b["iops"], 4) if b["iops"] else None
+                        rec["duration_s"] = round(now() - t, 1)
+                        self.save(manifest, rec)
+                        fr, fw = rec["fio"]["read"], rec["fio"]["write"]
+                        self.log("    %.0f IOPS (%.0f%% of bound %.0f)  read p99 %s ms  write p99 %s ms  "
+                                 "member I/Os per I/O %.2f  load CV %.2f" % (
+                                     rec["fio"]["iops"], 100 * (rec["fraction_of_bound"] or 0), b["iops"],
+                                     ms(fr["lat_us"]["p99"]) if fr["ios"] else "-",
+                                     ms(fw["lat_us"]["p99"]) if fw["ios"] else "-",
+                                     rec["member_ios_per_user_io"] or 0, rec["member_load_cv"]))
+                    self.log("    removing %s" % c["label"])
+                    self.remove_contender(c)
+            self.log("scenario %s: tearing down the channels" % sc["name"])
+            self.destroy_channels()
+
+    def base_record(self, sc, c, job, r, oi, idx, env, b):
+        return {
+            "schema": SCHEMA,
+            "scenario": sc["name"],
+            "scenario_description": sc["description"],
+            "job": job["name"],
+            "job_vars": job["vars"],
+            "job_var_order": list(job["vars"]),
+            "fio_job": job["fio"],
+            "fio_env": env,
+            "contender": c["label"],
+            "kind": c["kind"],
+            "scheme": c["scheme"],
+            "options": c["options"],
+            "repeat": r + 1,
+            "order_index": oi,
+            "run_index": idx,
+            "kernel": self.kernel,
+            "time": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "members": sc["members"],
+            "chunk_kb": sc["chunk_kb"],
+            "channel": dict(sc["channel"], member_mb=sc["member_mb"]),
+            "disturb": jsonable_disturb(sc["disturb"]),
+            "device_bound": b,
+        }
+
+    def record_error(self, manifest, sc, c, job, r, oi, idx, msg, b, env=None, create_cmd=None):
+        env = env or self.job_env(sc, job)
+        rec = self.base_record(sc, c, job, r, oi, idx, env, b)
+        rec.update({"status": "error", "error": msg, "create_cmd": create_cmd})
+        self.save(manifest, rec)
+
+    def save(self, manifest, rec):
+        name = "%s__%s__%s__r%d.json" % (rec["scenario"], rec["job"], rec["contender"], rec["repeat"])
+        name = re.sub(r"[^A-Za-z0-9_.+-]", "_", name)
+        self.write_json(name, rec)
+        manifest["runs"].append(name)
+        if rec["status"] == "ok":
+            self.done += 1
+        else:
+            self.errors += 1
+
+
+def ms(us):
+    return "%.1f" % (us / 1000.0) if us is not None else "-"
+
+
+STATUS_FIELDS = ["version", "devs", "health", "reads", "writes", "full_stripe_writes", "rmw",
+                 "rcw", "degraded_writes", "prereads", "reconstruct_reads", "policy"]
+
+
+def parse_rainssd_status(line):
+    w = line.split()
+    if len(w) < 3 or w[2] != "rainssd":
+        return None
+    f = w[3:]
+    d = {k: f[i] for i, k in enumerate(STATUS_FIELDS) if i < len(f)}
+    d["extra"] = f[len(STATUS_FIELDS):]
+    return d
+
+
+def rainssd_counters(before, after):
+    a, b = parse_rainssd_status(before), parse_rainssd_status(after)
+    if not a or not b:
+        return None
+    out = {}
+    for k in STATUS_FIELDS[3:11]:
+        try:
+            out[k] = int(b[k]) - int(a[k])
+        except (KeyError, ValueError):
+            pass
+    out["policy"] = b.get("policy")
+    out["extra_after"] = b.get("extra")
+    return out
+
+
+def jsonable_disturb(d):
+    return {"slow": {str(k): v for k, v in d["slow"].items()},
+            "background": {str(k): v for k, v in d["background"].items()},
+            "stall": {str(k): v for k, v in d["stall"].items()}}
+
+
+def strip_scenario(sc):
+    s = dict(sc)
+    s["disturb"] = jsonable_disturb(sc["disturb"])
+    return s

@@ -1,0 +1,256 @@
+"""Tables from a directory of scripts/bench run JSON files, and the checker
+that every run file has every field."""
+import glob
+import json
+import os
+import statistics
+
+BASELINE = "md-raid5"
+
+
+def load_runs(d):
+    runs = []
+    for p in sorted(glob.glob(os.path.join(d, "*.json"))):
+        if os.path.basename(p) == "manifest.json":
+            continue
+        with open(p) as f:
+            r = json.load(f)
+        r["_file"] = os.path.basename(p)
+        runs.append(r)
+    runs.sort(key=lambda r: r.get("run_index", 0))
+    return runs
+
+
+def load_manifest(d):
+    p = os.path.join(d, "manifest.json")
+    if os.path.isfile(p):
+        with open(p) as f:
+            return json.load(f)
+    return None
+
+
+def group(runs):
+    """[(scenario, job, {contender: [runs]}, contender order)] in run order."""
+    order, groups = [], {}
+    cons = {}
+    for r in runs:
+        key = (r["scenario"], r["job"])
+        if key not in groups:
+            groups[key] = {}
+            cons[key] = []
+            order.append(key)
+        if r["contender"] not in groups[key]:
+            groups[key][r["contender"]] = []
+            cons[key].append(r["contender"])
+    for r in runs:
+        groups[(r["scenario"], r["job"])][r["contender"]].append(r)
+    out = []
+    for key in order:
+        # Contenders in the scenario's configured order: the first repeat's
+        # order (the order of forward repeats).
+        first = sorted(groups[key].items(), key=lambda kv: min(
+            (x["order_index"] if x["repeat"] % 2 == 1 else 10**6 - x["order_index"]) for x in kv[1]))
+        out.append((key[0], key[1], dict(first), [k for k, _ in first]))
+    return out
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def summarize(runs):
+    """Medians over the ok repeats of one contender in one scenario/job."""
+    ok = [r for r in runs if r.get("status") == "ok"]
+    s = {"n": len(ok), "n_err": len(runs) - len(ok),
+         "error": next((r["error"] for r in runs if r.get("status") != "ok"), None)}
+    if not ok:
+        return s
+    iops = [r["fio"]["iops"] for r in ok]
+    s["iops"] = med(iops)
+    s["spread"] = (max(iops) - min(iops)) / s["iops"] if s["iops"] else 0.0
+    s["mib_s"] = med(r["fio"]["mib_s"] for r in ok)
+    for d in ("read", "write"):
+        s[d] = None
+        if any(r["fio"][d]["ios"] for r in ok):
+            s[d] = {k: med(r["fio"][d]["lat_us"][k] for r in ok if r["fio"][d]["ios"])
+                    for k in ("mean", "p99", "p99.9", "p99.99")}
+            s[d]["iops"] = med(r["fio"][d]["iops"] for r in ok)
+            s[d]["ios"] = sum(r["fio"][d]["ios"] for r in ok)
+    s["mio"] = med(r["member_ios_per_user_io"] for r in ok)
+    s["cv"] = med(r["member_load_cv"] for r in ok)
+    s["cv_samples"] = med(r["inflight_samples"]["member_cv_mean"] for r in ok)
+    s["bound"] = ok[0]["device_bound"]["iops"]
+    s["bound_limit"] = ok[0]["device_bound"]["limit"]
+    s["frac"] = s["iops"] / s["bound"] if s["bound"] else None
+    return s
+
+
+def f_ms(us, w=6):
+    if us is None:
+        return "-".rjust(w)
+    v = us / 1000.0
+    return ("%.*f" % (1 if v < 100 else 0, v)).rjust(w)
+
+
+def table(d, markdown=False):
+    runs = load_runs(d)
+    if not runs:
+        return "no run files in %s\n" % d
+    lines = []
+    man = load_manifest(d)
+    if man:
+        lines.append("kernel %s, rainssd %s, %s repeat(s), started %s, %s s" % (
+            man.get("kernel"), man.get("rainssd_version"), man.get("repeat"), man.get("started"),
+            man.get("elapsed_s", "?")))
+    for scen, job, by_con, cons in group(runs):
+        any_run = next(iter(by_con.values()))[0]
+        b = {r["scheme"]: r["device_bound"] for rs in by_con.values() for r in rs if r.get("device_bound")}
+        env = any_run.get("fio_env", {})
+        head = "%s / %s: %s %s bs=%s ba=%s qd=%s; %d members, chunk %d KiB" % (
+            scen, job, any_run.get("fio_job"), (b.get("raid5") or b.get("raid10") or {}).get("pattern", {}).get("rw", ""),
+            env.get("BS"), env.get("BA"), int(env.get("IODEPTH", 1)) * int(env.get("NUMJOBS", 1)),
+            any_run["members"], any_run["chunk_kb"])
+        bl = "; ".join("bound %s %.0f IOPS (%s, %.2f member I/Os per I/O)" % (
+            k, v["iops"], v["limit"], v["member_ios_per_io"]) for k, v in sorted(b.items()))
+        sums = {c: summarize(by_con[c]) for c in cons}
+        base = sums.get(BASELINE, {}).get("iops")
+        if markdown:
+            lines.append("")
+            lines.append("**%s** — %s" % (head, bl))
+            lines.append("")
+            lines.append("| contender | n | IOPS | ± | MiB/s | of bound | vs md-raid5 | read mean | p99 | p99.9 | p99.99 "
+                         "| write mean | p99 | p99.9 | p99.99 | member I/Os per I/O | load CV |")
+            lines.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+        else:
+            lines.append("")
+            lines.append("== " + head)
+            lines.append("   " + bl)
+            lines.append("   %-20s %2s %7s %5s %7s %6s %6s | %s | %s | %6s %5s" % (
+                "contender", "n", "IOPS", "+-", "MiB/s", "bound", "x md5",
+                "read ms: mean    p99  p99.9 p99.99", "write ms: mean    p99  p99.9 p99.99", "mIO/IO", "CV"))
+        for c in cons:
+            s = sums[c]
+            if not s["n"]:
+                err = (s["error"] or "")[:110]
+                if markdown:
+                    lines.append("| %s | 0 | error: %s |" % (c, err.replace("|", "/")))
+                else:
+                    lines.append("   %-20s  0 ERROR %s" % (c, err))
+                continue
+            ratio = s["iops"] / base if base else None
+
+            def lat(d):
+                x = s[d]
+                if not x:
+                    return ["-"] * 4
+                return [f_ms(x[k]).strip() for k in ("mean", "p99", "p99.9", "p99.99")]
+            r_, w_ = lat("read"), lat("write")
+            if markdown:
+                lines.append("| %s | %d | %.0f | %.0f%% | %.2f | %.0f%% | %s | %s | %s | %.2f | %.2f |" % (
+                    c, s["n"], s["iops"], 100 * s["spread"], s["mib_s"], 100 * (s["frac"] or 0),
+                    "%.2f" % ratio if ratio else "-", " | ".join(r_), " | ".join(w_), s["mio"] or 0, s["cv"]))
+            else:
+                lines.append("   %-20s %2d %7.0f %4.0f%% %7.2f %5.0f%% %6s | %s | %s | %6.2f %5.2f%s" % (
+                    c, s["n"], s["iops"], 100 * s["spread"], s["mib_s"], 100 * (s["frac"] or 0),
+                    "%.2f" % ratio if ratio else "-",
+                    "%14s %6s %6s %6s" % tuple(r_), "%15s %6s %6s %6s" % tuple(w_),
+                    s["mio"] or 0, s["cv"], "  (%d failed)" % s["n_err"] if s["n_err"] else ""))
+    return "\n".join(lines) + "\n"
+
+
+# --- the checker ------------------------------------------------------------------
+
+NUM = (int, float)
+LAT_KEYS = ("mean", "min", "max", "p50", "p99", "p99.9", "p99.99")
+TOP_ALWAYS = {"schema": int, "scenario": str, "job": str, "contender": str, "kind": str,
+              "scheme": str, "options": list, "repeat": int, "order_index": int, "run_index": int,
+              "kernel": str, "time": str, "members": int, "chunk_kb": int, "channel": dict,
+              "disturb": dict, "fio_env": dict, "fio_job": str, "status": str}
+TOP_OK = {"fio": dict, "channel_stats": list, "member_ios_per_user_io": NUM,
+          "member_load_cv": NUM, "member_io_cv": NUM, "channel_load_cv": NUM,
+          "inflight_samples": dict, "wall_s": NUM, "fio_wall_s": NUM, "device_bound": dict, "fraction_of_bound": NUM,
+          "status_before": str, "status_after": str, "background": list, "stalls": list,
+          "duration_s": NUM, "create_cmd": str}
+MEMBER_KEYS = ("dev", "reads", "writes", "read_sectors", "write_sectors", "io_ticks_ms",
+               "time_in_queue_ms", "avg_inflight", "ios")
+BOUND_KEYS = ("iops", "limit", "iops_channels", "iops_qd", "member_ios_per_io", "member_load",
+              "path_ms", "member_capacity_iops", "scheme", "pattern")
+
+
+def check_run(r):
+    """List of problems of one run record (empty when complete)."""
+    bad = []
+
+    def need(obj, key, typ, where):
+        if key not in obj:
+            bad.append("%s: missing %s" % (where, key))
+            return False
+        v = obj[key]
+        if typ is not None and (not isinstance(v, typ) or (isinstance(v, bool) and typ is not bool)):
+            bad.append("%s: %s has type %s" % (where, key, type(obj[key]).__name__))
+            return False
+        return True
+    for k, t in TOP_ALWAYS.items():
+        need(r, k, t, "run")
+    if r.get("status") == "error":
+        need(r, "error", str, "run")
+        return bad
+    if r.get("status") != "ok":
+        bad.append("run: status %r" % r.get("status"))
+        return bad
+    for k, t in TOP_OK.items():
+        need(r, k, t, "run")
+    if need(r, "member_stats", list, "run"):
+        if len(r["member_stats"]) != r.get("members"):
+            bad.append("run: %d member stats for %s members" % (len(r["member_stats"]), r.get("members")))
+        for i, m in enumerate(r["member_stats"]):
+            for k in MEMBER_KEYS:
+                need(m, k, None, "member %d" % i)
+    f = r.get("fio") or {}
+    for k in ("iops", "mib_s"):
+        need(f, k, NUM, "fio")
+    for d in ("read", "write"):
+        if need(f, d, dict, "fio"):
+            for k in ("ios", "iops", "mib_s", "lat_us", "lat_hist_ns"):
+                need(f[d], k, None, "fio.%s" % d)
+            lat = f[d].get("lat_us") or {}
+            for k in LAT_KEYS:
+                if k not in lat:
+                    bad.append("fio.%s.lat_us: missing %s" % (d, k))
+                elif f[d].get("ios") and not isinstance(lat[k], NUM):
+                    bad.append("fio.%s.lat_us.%s is %r with %s I/Os" % (d, k, lat[k], f[d]["ios"]))
+    if not (f.get("read", {}).get("ios") or f.get("write", {}).get("ios")):
+        bad.append("fio: no I/O completed")
+    b = r.get("device_bound") or {}
+    for k in BOUND_KEYS:
+        need(b, k, None, "device_bound")
+    s = r.get("inflight_samples") or {}
+    for k in ("samples", "member_mean", "member_cv_mean", "channel_mean"):
+        need(s, k, None, "inflight_samples")
+    if r.get("kind") == "rainssd":
+        need(r, "rainssd_counters", dict, "run")
+    return bad
+
+
+def check_dir(d, want_runs=None):
+    """(problems, number of runs)."""
+    problems = []
+    files = [p for p in sorted(glob.glob(os.path.join(d, "*.json")))
+             if os.path.basename(p) != "manifest.json"]
+    man = load_manifest(d)
+    if man is None:
+        problems.append("manifest.json missing")
+    elif sorted(man.get("runs", [])) != sorted(os.path.basename(p) for p in files):
+        problems.append("manifest lists %d runs, directory has %d" % (len(man.get("runs", [])), len(files)))
+    for p in files:
+        try:
+            with open(p) as f:
+                r = json.load(f)
+        except (OSError, ValueError) as e:
+            problems.append("%s: %s" % (os.path.basename(p), e))
+            continue
+        problems += ["%s: %s" % (os.path.basename(p), x) for x in check_run(r)]
+    if want_runs is not None and len(files) != want_runs:
+        problems.append("%d run files, expected %d" % (len(files), want_runs))
+    return problems, len(files)
