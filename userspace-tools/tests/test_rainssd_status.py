@@ -1,0 +1,94 @@
+"""Unit tests of userspace-tools/rainssd-status on status lines as the target
+prints them (docs/rainssd.rst, "Status")."""
+import io
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+TOOL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "rainssd-status")
+
+V11 = ("0 819200 rainssd 1.1.0 3 ADA 10 20 1 2 3 4 5 6 adaptive reconstruct 7 8 9 11 12 "
+       "1:2:300:400:50:0:13:14:15:16 0:0:0:0:0:0:0:0:0:0 3:1:30:40:5:7:17:18:19:20")
+V10 = "0 1024 rainssd 1.0.0 4 AAAA 1 2 3 4 5 6 7 8 count"
+
+
+def run(*args, stdin=None):
+    r = subprocess.run([sys.executable, TOOL] + list(args), input=stdin, text=True,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return r.returncode, r.stdout, r.stderr
+
+
+class StatusTool(unittest.TestCase):
+    def test_v11_json_every_field(self):
+        rc, out, err = run("--json", "--line", V11)
+        self.assertEqual(rc, 0, err)
+        s = json.loads(out)["segments"][0]
+        self.assertEqual((s["start"], s["length"], s["version"], s["members"], s["health"]),
+                         (0, 819200, "1.1.0", 3, "ADA"))
+        self.assertEqual([s[k] for k in ("reads", "writes", "full_stripe_writes", "rmw", "rcw",
+                                         "degraded_writes", "prereads", "reconstruct_reads")],
+                         [10, 20, 1, 2, 3, 4, 5, 6])
+        self.assertEqual((s["policy"], s["read_policy"]), ("adaptive", "reconstruct"))
+        self.assertEqual([s[k] for k in ("rmw_adjusted", "rcw_adjusted", "cold_fallbacks",
+                                         "policy_reconstructs", "probes")], [7, 8, 9, 11, 12])
+        m = s["member"]
+        self.assertEqual([x["state"] for x in m], ["alive", "dead", "alive"])
+        self.assertEqual(m[0]["t_read_us"], 300)
+        self.assertEqual(m[0]["t_write_us"], 400)
+        self.assertEqual(m[2]["stall_ms"], 7)
+        self.assertEqual((m[2]["prereads"], m[2]["reconstruct_reads"], m[2]["bypassed"],
+                          m[2]["stalls"]), (17, 18, 19, 20))
+        self.assertEqual(m[0]["reads_in_flight"] + m[0]["writes_in_flight"], 3)
+
+    def test_v10_line_and_stdin(self):
+        rc, out, err = run("--json", "--line", "-", stdin=V10 + "\n")
+        self.assertEqual(rc, 0, err)
+        s = json.loads(out)["segments"][0]
+        self.assertEqual((s["policy"], s["reconstruct_reads"]), ("count", 8))
+        self.assertNotIn("member", s)
+
+    def test_table_output(self):
+        rc, out, _ = run("--line", V11)
+        self.assertEqual(rc, 0)
+        self.assertIn("policy adaptive, read_policy reconstruct", out)
+        rows = [l.split() for l in out.splitlines() if l.split()[:2] in (["0", "alive"],
+                                                                         ["1", "dead"])]
+        self.assertEqual(len(rows), 2)
+        self.assertEqual(rows[0][4:6], ["300", "400"])
+
+    def test_two_segments(self):
+        rc, out, _ = run("--json", "--line", V10 + "\n" + V10.replace("0 1024", "1024 2048", 1))
+        self.assertEqual(rc, 0)
+        self.assertEqual([s["start"] for s in json.loads(out)["segments"]], [0, 1024])
+
+    def test_malformed(self):
+        bad = [
+            "0 1024 linear 8:0 0",                                  # another target
+            V11.replace("ADA", "AD"),                               # health vs #devs
+            V11.replace("ADA", "AXA"),                              # unknown state
+            V11.replace(" 3:1:30:40:5:7:17:18:19:20", ""),           # a member word missing
+            V11.replace("1:2:300:400", "1:2:300"),                  # short member word
+            V11.replace(" 10 20 ", " ten 20 "),                     # not a number
+            "",
+        ]
+        for line in bad:
+            rc, out, err = run("--line", line)
+            self.assertEqual(rc, 1, line)
+            self.assertTrue(err.startswith("rainssd-status: "), err)
+            self.assertEqual(out, "")
+
+    def test_usage(self):
+        self.assertEqual(run()[0], 2)
+        self.assertEqual(run("dev", "--line", V10)[0], 2)
+        self.assertEqual(run("--frobnicate")[0], 2)
+
+    def test_missing_device(self):
+        rc, _, err = run("rainssd-status-no-such-device")
+        self.assertEqual(rc, 1)
+        self.assertIn("rainssd-status:", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
