@@ -126,13 +126,16 @@ def table(d, markdown=False):
             for k, v in sorted(b.items()))
         sums = {c: summarize(by_con[c]) for c in cons}
         base = sums.get(BASELINE, {}).get("iops")
+        # Markdown shows only the directions the job has.
+        dirs = [d for d in ("read", "write") if any(sums[c].get(d) for c in cons)] or ["read", "write"]
         if markdown:
             lines.append("")
             lines.append("**%s** — %s" % (head, bl))
             lines.append("")
-            lines.append("| contender | n | IOPS | ± | MiB/s | of bound | of meas. bound | vs md-raid5 | read mean | p99 "
-                         "| p99.9 | p99.99 | write mean | p99 | p99.9 | p99.99 | member I/Os per I/O | load CV |")
-            lines.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+            lat_h = "".join("| %s mean (ms) | p99 | p99.9 | p99.99 " % d for d in dirs)
+            lines.append("| contender | n | IOPS | ± | MiB/s | of bound | of meas. bound | vs md-raid5 " + lat_h
+                         + "| member I/Os per I/O | load CV |")
+            lines.append("|---|" + "--:|" * (9 + 4 * len(dirs)))
         else:
             lines.append("")
             lines.append("== " + head)
@@ -145,8 +148,8 @@ def table(d, markdown=False):
             if not s["n"]:
                 err = s["error"] or ""
                 k = err.find("[kernel:")
-                if k >= 0:  # the kernel's reason first: it is the useful part
-                    err = err[k:] + " " + err[:k]
+                if k >= 0:  # the kernel's reason is the useful part
+                    err = err[k:err.find("]", k) + 1]
                 err = err[:110]
                 if markdown:
                     lines.append("| %s | 0 | error: %s |" % (c, err.replace("|", "/")))
@@ -162,11 +165,12 @@ def table(d, markdown=False):
                 return [f_ms(x[k]).strip() for k in ("mean", "p99", "p99.9", "p99.99")]
             r_, w_ = lat("read"), lat("write")
             if markdown:
-                lines.append("| %s | %d | %.0f | %.0f%% | %.2f | %s | %s | %s | %s | %s | %.2f | %.2f |" % (
+                lats = " | ".join(" | ".join(r_ if d == "read" else w_) for d in dirs)
+                lines.append("| %s | %d | %.0f | %.0f%% | %.2f | %s | %s | %s | %s | %.2f | %.2f |" % (
                     c, s["n"], s["iops"], 100 * s["spread"], s["mib_s"],
                     "%.0f%%" % (100 * s["frac"]) if s["frac"] is not None else "-",
                     "%.0f%%" % (100 * s["mfrac"]) if s["mfrac"] is not None else "-",
-                    "%.2f" % ratio if ratio else "-", " | ".join(r_), " | ".join(w_), s["mio"] or 0, s["cv"]))
+                    "%.2f" % ratio if ratio else "-", lats, s["mio"] or 0, s["cv"]))
             else:
                 lines.append("   %-20s %2d %7.0f %4.0f%% %7.2f %6s %6s %6s | %s | %s | %6.2f %5.2f%s" % (
                     c, s["n"], s["iops"], 100 * s["spread"], s["mib_s"],
