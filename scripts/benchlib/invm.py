@@ -40,8 +40,11 @@ def sh(cmd, check=True, timeout=600, env=None, quiet=False):
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                        timeout=timeout, env=env)
     if check and r.returncode != 0:
+        # libdevmapper's note that it bypasses udev (--stop-udev) is noise.
+        msg = "\n".join(l for l in (r.stderr or r.stdout).strip().splitlines()
+                        if not l.startswith("Udev is running and DM_DISABLE_UDEV"))
         raise RuntimeError("%s: exit %d: %s" % (" ".join(map(shlex.quote, cmd)), r.returncode,
-                                                (r.stderr or r.stdout).strip()[-400:]))
+                                                msg.replace("\n", " / ")[-400:]))
     return r
 
 
@@ -367,16 +370,26 @@ class Runner:
             if not pid.isdigit():
                 continue
             try:
-                exe = os.readlink("/proc/%s/exe" % pid)
+                with open("/proc/%s/comm" % pid) as f:
+                    comm = f.read().strip()
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    argv0 = f.read().split(b"\0")[0].decode()
             except OSError:
                 continue
-            if os.path.basename(exe) == "systemd-udevd":
-                self.udevd = exe
+            # systemd-udevd is often a link to udevadm: match the name it runs as.
+            if comm == "systemd-udevd" or os.path.basename(argv0) == "systemd-udevd":
+                self.udevd = argv0 if os.path.isabs(argv0) else "/usr/lib/systemd/systemd-udevd"
                 break
         if self.udevd:
             settle()
             sh(["udevadm", "control", "--exit"], check=False, timeout=120)
+            for _ in range(100):
+                if not os.path.exists("/run/udev/control"):
+                    break
+                time.sleep(0.1)
             self.log("stopped udevd for the run (restarted at the end)")
+        else:
+            self.log("udevd is not running")
         os.environ["DM_DISABLE_UDEV"] = "1"
         os.environ["MDADM_NO_UDEV"] = "1"
 
@@ -450,6 +463,13 @@ class Runner:
             self.log("    tearing down the channels timed out: %s" % e)
             self.klog()
         self.members, self.bgs = [], []
+
+    def klog_since_create(self):
+        """The kernel's device-mapper/md lines of the last seconds (why a
+        create failed), as ' [kernel: ...]'."""
+        r = subprocess.run(["dmesg"], stdout=subprocess.PIPE, text=True)
+        lines = [l for l in r.stdout.splitlines()[-8:] if re.search(r"device-mapper|md/|md:|rainssd", l)]
+        return "".join(" [kernel: %s]" % re.sub(r"^\[[^]]*\]\s*", "", l) for l in lines[-2:])
 
     def klog(self, lines=25):
         """The tail of the kernel log, into the progress output."""
@@ -537,8 +557,15 @@ class Runner:
         return env
 
     def bound(self, sc, job, env, scheme):
+        """The device bound of a job, or one with iops None when the job
+        has no fixed pattern (a trace replay)."""
         n = sc["members"]
-        rw, rf = fio_pattern(os.path.join(config.FIO_DIR, job["fio"]), env)
+        try:
+            rw, rf = fio_pattern(os.path.join(config.FIO_DIR, job["fio"]), env)
+        except ValueError as e:
+            return {"scheme": scheme, "iops": None, "limit": "unknown: %s" % e, "iops_channels": None,
+                    "iops_qd": None, "member_ios_per_io": None, "member_load": None, "path_ms": None,
+                    "member_capacity_iops": None, "pattern": None}
         bs = config.size_bytes(env["BS"]) // 512
         align = bs if rw in ("read", "write", "rw", "readwrite") else config.size_bytes(env["BA"]) // 512
         pattern = {"read_frac": rf, "bs": bs, "align": align,
@@ -761,6 +788,7 @@ class Runner:
                     try:
                         dev, create_cmd = self.create_contender(sc, c)
                     except Exception as e:
+                        e = "%s%s" % (e, self.klog_since_create())
                         self.remove_contender(c)
                         for job in sc["jobs"]:
                             idx += 1
@@ -795,12 +823,16 @@ class Runner:
                         rec["error"] = None
                         rec["create_cmd"] = create_cmd
                         rec["fraction_of_bound"] = round(rec["fio"]["iops"] / b["iops"], 4) if b["iops"] else None
+                        mb = model.measured_bound(rec)
+                        rec["device_bound_measured"] = mb
+                        rec["fraction_of_measured_bound"] = (
+                            round(rec["fio"]["iops"] / mb["iops"], 4) if mb and mb["iops"] else None)
                         rec["duration_s"] = round(now() - t, 1)
                         self.save(manifest, rec)
                         fr, fw = rec["fio"]["read"], rec["fio"]["write"]
                         self.log("    %.0f IOPS (%.0f%% of bound %.0f)  read p99 %s ms  write p99 %s ms  "
                                  "member I/Os per I/O %.2f  load CV %.2f" % (
-                                     rec["fio"]["iops"], 100 * (rec["fraction_of_bound"] or 0), b["iops"],
+                                     rec["fio"]["iops"], 100 * (rec["fraction_of_bound"] or 0), b["iops"] or 0,
                                      ms(fr["lat_us"]["p99"]) if fr["ios"] else "-",
                                      ms(fw["lat_us"]["p99"]) if fw["ios"] else "-",
                                      rec["member_ios_per_user_io"] or 0, rec["member_load_cv"]))

@@ -232,3 +232,35 @@ def selftest():
     b = device_bound("raid5", 4, 8, {"read_frac": 1, "bs": 8, "align": 8, "qd": 16}, ch2)
     assert abs(b["iops"] - 400) < 1e-6, b
     return True
+
+
+def measured_bound(rec):
+    """The bound of one run record (scripts/bench JSON) recomputed with the
+    disturbances as they happened: the background rate each loaded member
+    reached, and the stall time each stalled member really had (count and
+    mean length over the fio run), instead of the configured ones. A
+    contender that queues deeply can starve the background load, and a
+    suspend waits for in-flight I/O, so both can differ from the scenario."""
+    b = rec.get("device_bound") or {}
+    pat = b.get("pattern")
+    if not pat or b.get("iops") is None:
+        return None
+    n = rec["members"]
+    ch = rec["channel"]
+    cap, wait, bg = [1.0] * n, [0.0] * n, [0.0] * n
+    span_ms = max(rec.get("fio_wall_s") or rec.get("wall_s") or 0, 1e-3) * 1000.0
+    for s in rec.get("stalls") or []:
+        m = int(s["member"])
+        frac = min(0.99, s["total_ms"] / span_ms)
+        cap[m] = 1 - frac
+        if s["count"]:
+            period = span_ms / s["count"]
+            wait[m] = s["mean_ms"] ** 2 / (2.0 * period)
+    for x in rec.get("background") or []:
+        bg[int(x["member"])] = x["achieved_iops"] if x["achieved_iops"] is not None else x["rate_iops"]
+    channel = {"lat_ms": [x / 1000.0 for x in ch["lat_us"]], "qd": [ch["qd"]] * n,
+               "write_extra_ms": float(ch.get("write_extra_ms", 0)), "cap_factor": cap,
+               "stall_wait_ms": wait, "bg_iops": bg}
+    out = device_bound(rec["scheme"], n, rec["chunk_kb"] * 2, pat, channel)
+    out["pattern"] = pat
+    return out

@@ -6,6 +6,11 @@
                        over repeats), with the device bound of each scheme
   load-<scenario>.png  average in-flight I/Os per member (array region),
                        per job and contender: the balance the CV summarises
+  across-iops.png, across-lat.png, across-cv.png
+                       when several scenarios run the same jobs (the
+                       adaptive set): IOPS, latency (mean, p99, p99.9 of
+                       the job's main direction) and member-load CV per
+                       scenario, one panel per job (and metric)
 """
 import math
 import os
@@ -92,6 +97,140 @@ def plot_dir(d, png_dir, prefix=""):
         made.append(_plot_cdf(plt, scen, sg, col, png_dir, prefix))
         made.append(_plot_iops(plt, scen, sg, col, png_dir, prefix))
         made.append(_plot_load(plt, scen, sg, col, png_dir, prefix))
+    jobs = {}
+    for scen, job, _, _ in groups:
+        jobs.setdefault(job, []).append(scen)
+    shared = [j for j, sc in jobs.items() if len(sc) > 1]
+    if shared:
+        made += _plot_across(plt, groups, shared, labels, col, png_dir, prefix)
+    return made
+
+
+def _main_dir(runs):
+    ok = [r for r in runs if r.get("status") == "ok"]
+    if not ok:
+        return None
+    rd = sum(r["fio"]["read"]["ios"] for r in ok)
+    wr = sum(r["fio"]["write"]["ios"] for r in ok)
+    return "read" if rd >= wr else "write"
+
+
+def _bars(ax, xlabels, series, col, log=False, bound=None):
+    """series: [(label, [value or None per x])]; bound: [value per x].
+    A contender without a value gets an 'x' at the bottom (an error run);
+    log: a log axis when the values span more than 20x."""
+    from matplotlib.ticker import ScalarFormatter
+    nb = max(len(series), 1)
+    w = 0.8 / nb
+    allv = [v for _, vals in series for v in vals if v]
+    for ci, (lab, vals) in enumerate(series):
+        xs = [i - 0.4 + w * (ci + 0.5) for i in range(len(xlabels))]
+        for x, v in zip(xs, vals):
+            if v is None:
+                ax.text(x, 0.01, "x", ha="center", va="bottom", color=col[lab], fontsize=8,
+                        transform=ax.get_xaxis_transform())
+        if any(v is not None for v in vals):
+            ax.bar([x for x, v in zip(xs, vals) if v is not None], [v for v in vals if v is not None], w,
+                   color=col[lab], label=lab)
+    if bound:
+        for i, b in enumerate(bound):
+            if b:
+                ax.plot([i - 0.4, i + 0.4], [b, b], color="black", ls=":", lw=1.2)
+    ax.set_xticks(range(len(xlabels)))
+    ax.set_xticklabels(xlabels, fontsize=7)
+    if log and allv and max(allv) / min(allv) > 20:
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(ScalarFormatter())
+        ax.yaxis.set_minor_formatter(matplotlib_null())
+    ax.tick_params(labelsize=7)
+    ax.grid(True, axis="y", alpha=0.3)
+
+
+def _legend(fig, axes, ncol=5):
+    h, lab = [], []
+    for ax in axes:
+        for hh, ll in zip(*ax.get_legend_handles_labels()):
+            if ll not in lab:
+                h.append(hh)
+                lab.append(ll)
+    fig.legend(h, lab, loc="lower center", ncol=min(ncol, len(lab)), fontsize=8, frameon=False)
+
+
+def _plot_across(plt, groups, shared, labels, col, png_dir, prefix):
+    made = []
+    scen_order = []
+    for g in groups:
+        if g[0] not in scen_order:
+            scen_order.append(g[0])
+    by = {(g[0], g[1]): g for g in groups}
+
+    def short(s):
+        return s.split("-", 1)[1] if s.count("-") >= 1 and s.startswith(s.split("-")[0] + "-") and \
+            len(set(x.split("-")[0] for x in scen_order)) == 1 else s
+
+    def summ(scen, job, c):
+        g = by.get((scen, job))
+        if not g or c not in g[2]:
+            return None
+        s = report.summarize(g[2][c])
+        return s if s["n"] else None
+    # IOPS
+    fig, axes = plt.subplots(1, len(shared), figsize=(max(6.5, 4.2 * len(shared)), 3.8), squeeze=False)
+    for ax, job in zip(axes.flat, shared):
+        scs = [s for s in scen_order if (s, job) in by]
+        series = [(c, [(summ(s, job, c) or {}).get("iops") for s in scs]) for c in labels]
+        bound = []
+        for s in scs:
+            b = [r["device_bound"]["iops"] for rs in by[(s, job)][2].values() for r in rs
+                 if r.get("scheme") == "raid5" and r.get("device_bound")]
+            bound.append(b[0] if b else None)
+        _bars(ax, [short(s) for s in scs], series, col, bound=bound)
+        ax.set_title("%s: IOPS (dotted: RAID-5 device bound)" % job, fontsize=9)
+        ax.set_ylabel("IOPS", fontsize=8)
+    _legend(fig, axes.flat)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    p = os.path.join(png_dir, "%sacross-iops.png" % prefix)
+    fig.savefig(p, dpi=90)
+    plt.close(fig)
+    made.append(p)
+    # Latency: mean, p99, p99.9 of the job's main direction
+    mets = ["mean", "p99", "p99.9"]
+    fig, axes = plt.subplots(len(shared), len(mets), figsize=(12, 3.2 * len(shared) + 0.9), squeeze=False)
+    for row, job in enumerate(shared):
+        scs = [s for s in scen_order if (s, job) in by]
+        d = _main_dir([r for s in scs for rs in by[(s, job)][2].values() for r in rs]) or "write"
+        for colm, m in enumerate(mets):
+            ax = axes[row][colm]
+            series = []
+            for c in labels:
+                vals = []
+                for s in scs:
+                    sm = summ(s, job, c)
+                    v = sm.get(d) if sm else None
+                    vals.append(v[m] / 1000.0 if v and v.get(m) is not None else None)
+                series.append((c, vals))
+            _bars(ax, [short(s) for s in scs], series, col, log=True)
+            ax.set_title("%s: %s latency, %s (ms)" % (job, d, m), fontsize=9)
+    _legend(fig, axes.flat)
+    fig.suptitle("latency per scenario (x: no data, the contender failed)", fontsize=10)
+    fig.tight_layout(rect=(0, 0.07, 1, 0.96))
+    p = os.path.join(png_dir, "%sacross-lat.png" % prefix)
+    fig.savefig(p, dpi=90)
+    plt.close(fig)
+    made.append(p)
+    # CV of the member load
+    fig, axes = plt.subplots(1, len(shared), figsize=(max(6.5, 4.2 * len(shared)), 3.6), squeeze=False)
+    for ax, job in zip(axes.flat, shared):
+        scs = [s for s in scen_order if (s, job) in by]
+        series = [(c, [(summ(s, job, c) or {}).get("cv") for s in scs]) for c in labels]
+        _bars(ax, [short(s) for s in scs], series, col)
+        ax.set_title("%s: CV of avg in-flight across members" % job, fontsize=9)
+    _legend(fig, axes.flat)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    p = os.path.join(png_dir, "%sacross-cv.png" % prefix)
+    fig.savefig(p, dpi=90)
+    plt.close(fig)
+    made.append(p)
     return made
 
 
@@ -145,7 +284,8 @@ def _plot_cdf(plt, scen, sg, col, png_dir, prefix):
 
 def _plot_iops(plt, scen, sg, col, png_dir, prefix):
     panels = _panels(sg)
-    nrow, ncol, size = _grid(len(panels), w=max(4.5, 0.9 * max(len(p[1]) for p in panels) + 2), maxcol=2)
+    nrow, ncol, size = _grid(len(panels), w=max(6.5 if len(panels) == 1 else 4.5,
+                                                 0.9 * max(len(p[1]) for p in panels) + 2), maxcol=2)
     fig, axes = plt.subplots(nrow, ncol, figsize=size, squeeze=False)
     for ax in axes.flat[len(panels):]:
         ax.axis("off")

@@ -5,6 +5,8 @@ import json
 import os
 import statistics
 
+from . import model
+
 BASELINE = "md-raid5"
 
 
@@ -83,6 +85,14 @@ def summarize(runs):
     s["bound"] = ok[0]["device_bound"]["iops"]
     s["bound_limit"] = ok[0]["device_bound"]["limit"]
     s["frac"] = s["iops"] / s["bound"] if s["bound"] else None
+    # Against the bound recomputed with the disturbances as they happened
+    # (older run files lack it: compute it here).
+    fr = []
+    for r in ok:
+        mb = r.get("device_bound_measured") if "device_bound_measured" in r else model.measured_bound(r)
+        if mb and mb.get("iops"):
+            fr.append(r["fio"]["iops"] / mb["iops"])
+    s["mfrac"] = med(fr)
     return s
 
 
@@ -112,27 +122,35 @@ def table(d, markdown=False):
             env.get("BS"), env.get("BA"), int(env.get("IODEPTH", 1)) * int(env.get("NUMJOBS", 1)),
             any_run["members"], any_run["chunk_kb"])
         bl = "; ".join("bound %s %.0f IOPS (%s, %.2f member I/Os per I/O)" % (
-            k, v["iops"], v["limit"], v["member_ios_per_io"]) for k, v in sorted(b.items()))
+            k, v["iops"], v["limit"], v["member_ios_per_io"]) if v.get("iops") else "no bound for %s" % k
+            for k, v in sorted(b.items()))
         sums = {c: summarize(by_con[c]) for c in cons}
         base = sums.get(BASELINE, {}).get("iops")
+        # Markdown shows only the directions the job has.
+        dirs = [d for d in ("read", "write") if any(sums[c].get(d) for c in cons)] or ["read", "write"]
         if markdown:
             lines.append("")
             lines.append("**%s** — %s" % (head, bl))
             lines.append("")
-            lines.append("| contender | n | IOPS | ± | MiB/s | of bound | vs md-raid5 | read mean | p99 | p99.9 | p99.99 "
-                         "| write mean | p99 | p99.9 | p99.99 | member I/Os per I/O | load CV |")
-            lines.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+            lat_h = "".join("| %s mean (ms) | p99 | p99.9 | p99.99 " % d for d in dirs)
+            lines.append("| contender | n | IOPS | ± | MiB/s | of bound | of meas. bound | vs md-raid5 " + lat_h
+                         + "| member I/Os per I/O | load CV |")
+            lines.append("|---|" + "--:|" * (9 + 4 * len(dirs)))
         else:
             lines.append("")
             lines.append("== " + head)
             lines.append("   " + bl)
-            lines.append("   %-20s %2s %7s %5s %7s %6s %6s | %s | %s | %6s %5s" % (
-                "contender", "n", "IOPS", "+-", "MiB/s", "bound", "x md5",
+            lines.append("   %-20s %2s %7s %5s %7s %6s %6s %6s | %s | %s | %6s %5s" % (
+                "contender", "n", "IOPS", "+-", "MiB/s", "bound", "m.bnd", "x md5",
                 "read ms: mean    p99  p99.9 p99.99", "write ms: mean    p99  p99.9 p99.99", "mIO/IO", "CV"))
         for c in cons:
             s = sums[c]
             if not s["n"]:
-                err = (s["error"] or "")[:110]
+                err = s["error"] or ""
+                k = err.find("[kernel:")
+                if k >= 0:  # the kernel's reason is the useful part
+                    err = err[k:err.find("]", k) + 1]
+                err = err[:110]
                 if markdown:
                     lines.append("| %s | 0 | error: %s |" % (c, err.replace("|", "/")))
                 else:
@@ -147,15 +165,69 @@ def table(d, markdown=False):
                 return [f_ms(x[k]).strip() for k in ("mean", "p99", "p99.9", "p99.99")]
             r_, w_ = lat("read"), lat("write")
             if markdown:
-                lines.append("| %s | %d | %.0f | %.0f%% | %.2f | %.0f%% | %s | %s | %s | %.2f | %.2f |" % (
-                    c, s["n"], s["iops"], 100 * s["spread"], s["mib_s"], 100 * (s["frac"] or 0),
-                    "%.2f" % ratio if ratio else "-", " | ".join(r_), " | ".join(w_), s["mio"] or 0, s["cv"]))
+                lats = " | ".join(" | ".join(r_ if d == "read" else w_) for d in dirs)
+                lines.append("| %s | %d | %.0f | %.0f%% | %.2f | %s | %s | %s | %s | %.2f | %.2f |" % (
+                    c, s["n"], s["iops"], 100 * s["spread"], s["mib_s"],
+                    "%.0f%%" % (100 * s["frac"]) if s["frac"] is not None else "-",
+                    "%.0f%%" % (100 * s["mfrac"]) if s["mfrac"] is not None else "-",
+                    "%.2f" % ratio if ratio else "-", lats, s["mio"] or 0, s["cv"]))
             else:
-                lines.append("   %-20s %2d %7.0f %4.0f%% %7.2f %5.0f%% %6s | %s | %s | %6.2f %5.2f%s" % (
-                    c, s["n"], s["iops"], 100 * s["spread"], s["mib_s"], 100 * (s["frac"] or 0),
+                lines.append("   %-20s %2d %7.0f %4.0f%% %7.2f %6s %6s %6s | %s | %s | %6.2f %5.2f%s" % (
+                    c, s["n"], s["iops"], 100 * s["spread"], s["mib_s"],
+                    "%.0f%%" % (100 * s["frac"]) if s["frac"] is not None else "-",
+                    "%.0f%%" % (100 * s["mfrac"]) if s["mfrac"] is not None else "-",
                     "%.2f" % ratio if ratio else "-",
                     "%14s %6s %6s %6s" % tuple(r_), "%15s %6s %6s %6s" % tuple(w_),
                     s["mio"] or 0, s["cv"], "  (%d failed)" % s["n_err"] if s["n_err"] else ""))
+    return "\n".join(lines) + "\n"
+
+
+def pivot(d, markdown=False, metric="iops"):
+    """One row per scenario/job, one column per contender: median IOPS and
+    the ratio to md-raid5, then the device bounds (compact, like Fig. 2)."""
+    runs = load_runs(d)
+    if not runs:
+        return "no run files in %s\n" % d
+    groups = group(runs)
+    cons = []
+    for _, _, _, cc in groups:
+        for c in cc:
+            if c not in cons:
+                cons.append(c)
+    lines = []
+    if markdown:
+        lines.append("| scenario / job | " + " | ".join(cons) + " | bound RAID-5 | bound RAID-10 |")
+        lines.append("|---|" + "--:|" * (len(cons) + 2))
+    else:
+        lines.append("%-34s" % "scenario / job" + "".join("%18s" % c[:17] for c in cons)
+                     + "%10s%10s" % ("bnd R5", "bnd R10"))
+    for scen, job, by_con, _ in groups:
+        base = summarize(by_con[BASELINE]).get("iops") if BASELINE in by_con else None
+        cells = []
+        for c in cons:
+            if c not in by_con:
+                cells.append("")
+                continue
+            sm = summarize(by_con[c])
+            if not sm["n"]:
+                cells.append("error")
+            elif base and c != BASELINE:
+                cells.append("%.0f (x%.2f)" % (sm["iops"], sm["iops"] / base))
+            else:
+                cells.append("%.0f" % sm["iops"])
+        bnd = {}
+        for rs in by_con.values():
+            for r in rs:
+                b = r.get("device_bound") or {}
+                if b.get("iops"):
+                    bnd[r["scheme"]] = "%.0f" % b["iops"]
+        name = "%s / %s" % (scen, job)
+        if markdown:
+            lines.append("| %s | %s | %s | %s |" % (name, " | ".join(cells), bnd.get("raid5", "-"),
+                                                    bnd.get("raid10", "-")))
+        else:
+            lines.append("%-34s" % name[:34] + "".join("%18s" % x for x in cells)
+                         + "%10s%10s" % (bnd.get("raid5", "-"), bnd.get("raid10", "-")))
     return "\n".join(lines) + "\n"
 
 
@@ -225,6 +297,9 @@ def check_run(r):
     b = r.get("device_bound") or {}
     for k in BOUND_KEYS:
         need(b, k, None, "device_bound")
+    if b.get("iops") is None and r.get("fraction_of_bound") is None:
+        # No bound for this pattern (a trace replay): both are null.
+        bad[:] = [x for x in bad if "fraction_of_bound" not in x]
     s = r.get("inflight_samples") or {}
     for k in ("samples", "member_mean", "member_cv_mean", "channel_mean"):
         need(s, k, None, "inflight_samples")
