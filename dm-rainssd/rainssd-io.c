@@ -260,7 +260,13 @@ static void rs_mbio_endio(struct bio *bio)
 		rs_op_queue(io, io->next);
 }
 
-/* Read or write rows [start, end) of member @m from/to its buffer. */
+static void rs_mbio_submit(struct rs_io *io, struct rs_mbio *mb)
+{
+	rs_load_issue(&io->rs->load, mb->member, op_is_write(bio_op(&mb->bio)), &mb->tag);
+	submit_bio_noacct(&mb->bio);
+}
+
+/* Build a bio for rows [start, end) of member @m, from/to its buffer, into the batch. */
 static void rs_member_io(struct rs_io *io, unsigned int m, blk_opf_t opf,
 			 unsigned int start, unsigned int end)
 {
@@ -296,8 +302,7 @@ static void rs_member_io(struct rs_io *io, unsigned int m, blk_opf_t opf,
 		}
 	}
 	atomic_inc(&io->pending);
-	rs_load_issue(&rs->load, m, op_is_write(opf), &mb->tag);
-	submit_bio_noacct(bio);
+	bio_list_add(&io->batch, bio);
 }
 
 /* Start a batch of member I/O; @next runs when all of it is done. */
@@ -305,10 +310,52 @@ static void rs_batch_begin(struct rs_io *io, void (*next)(struct rs_io *io))
 {
 	io->next = next;
 	atomic_set(&io->pending, 1);
+	bio_list_init(&io->batch);
+}
+
+/*
+ * Submit the batch, the least busy member first. Submitting to a member
+ * whose queue is full sleeps for a tag in this work item; in member order a
+ * busy member would hold back the bios of the idle members behind it, which
+ * turns the wait of a reconstruct read or reconstruct-write into the sum of
+ * the members' waits instead of the longest one. A batch holds at most two
+ * bios per member, so the selection is cheap.
+ */
+static void rs_batch_submit(struct rs_io *io)
+{
+	struct rainssd *rs = io->rs;
+	struct bio *bio, *best, *prev, *best_prev;
+	struct rs_mbio *mb;
+	unsigned int q, best_q;
+
+	while (!bio_list_empty(&io->batch)) {
+		best = NULL;
+		best_prev = NULL;
+		best_q = UINT_MAX;
+		prev = NULL;
+		for (bio = io->batch.head; bio; prev = bio, bio = bio->bi_next) {
+			mb = container_of(bio, struct rs_mbio, bio);
+			q = rs_load_queued(&rs->load, mb->member);
+			if (q < best_q) {
+				best = bio;
+				best_prev = prev;
+				best_q = q;
+			}
+		}
+		if (best_prev)
+			best_prev->bi_next = best->bi_next;
+		else
+			io->batch.head = best->bi_next;
+		if (io->batch.tail == best)
+			io->batch.tail = best_prev;
+		best->bi_next = NULL;
+		rs_mbio_submit(io, container_of(best, struct rs_mbio, bio));
+	}
 }
 
 static void rs_batch_end(struct rs_io *io)
 {
+	rs_batch_submit(io);
 	if (atomic_dec_and_test(&io->pending))
 		io->next(io);
 }

@@ -64,6 +64,12 @@ struct rs_load {
 	struct rs_member_load *m;
 };
 
+/* Requests the target has in flight on @member, reads and writes. */
+static inline unsigned int rs_load_queued(struct rs_load *l, unsigned int member)
+{
+	return atomic_read(&l->m[member].inflight[0]) + atomic_read(&l->m[member].inflight[1]);
+}
+
 int rs_load_init(struct rs_load *l, unsigned int n, const struct rs_tunables *tun);
 void rs_load_exit(struct rs_load *l);
 void rs_load_issue(struct rs_load *l, unsigned int member, bool write,

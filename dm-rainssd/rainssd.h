@@ -126,6 +126,7 @@ struct rs_io {
 	struct work_struct work;
 	void (*next)(struct rs_io *io);	/* what the work item runs */
 	atomic_t pending;
+	struct bio_list batch;		/* member bios built, not yet submitted */
 	bool reread;			/* a pre-read failed: plan again */
 	bool recon_direct;		/* rebuilt read served from its own member */
 	enum rs_why why;		/* why io->mode (adaptive statistics) */
