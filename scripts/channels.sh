@@ -10,6 +10,12 @@
 #                            completes in the submitting context (default 0)
 #       --lat-list a,b,...   per-device latencies in microseconds (overrides)
 #       --qd N               hardware queue depth (default 64)
+#       --queue N            a host-side queue of N requests in front of the
+#                            channel (mq-deadline tuned to serve in arrival
+#                            order): when the channel's qd requests are busy,
+#                            more requests wait in it instead of the
+#                            submitter sleeping for a tag (default 0: no
+#                            I/O scheduler, submitters sleep)
 #       --no-memory          do not keep data (default: memory_backed=1)
 #   channels.sh destroy [--prefix NAME]   remove them
 #
@@ -17,7 +23,7 @@
 set -euo pipefail
 
 cfs=/sys/kernel/config
-usage() { sed -n '2,16p' "$0"; }
+usage() { sed -n '2,22p' "$0"; }
 
 setup_configfs() {
 	modprobe configfs 2>/dev/null || true
@@ -27,7 +33,7 @@ setup_configfs() {
 }
 
 cmd=${1:-}; shift || true
-prefix=rsch size=256 bs=512 lat=0 latlist="" qd=64 mem=1 n=0
+prefix=rsch size=256 bs=512 lat=0 latlist="" qd=64 queue=0 mem=1 n=0
 if [ "$cmd" = create ]; then n=${1:?channels: create needs a count}; shift; fi
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -37,11 +43,31 @@ while [ $# -gt 0 ]; do
 	--lat-us) lat=$2; shift 2 ;;
 	--lat-list) latlist=$2; shift 2 ;;
 	--qd) qd=$2; shift 2 ;;
+	--queue) queue=$2; shift 2 ;;
 	--no-memory) mem=0; shift ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "channels: unknown option $1" >&2; usage >&2; exit 2 ;;
 	esac
 done
+
+# set_queue <dev>: no scheduler (queue=0), or mq-deadline holding up to
+# $queue requests, dispatching one at a time by arrival (every request is
+# past its deadline at once, reads do not starve writes).
+set_queue() {
+	local q=/sys/block/$1/queue
+	if [ "$queue" -eq 0 ]; then
+		echo none >"$q/scheduler"
+		return
+	fi
+	modprobe mq-deadline 2>/dev/null || true
+	echo mq-deadline >"$q/scheduler"
+	echo "$queue" >"$q/nr_requests"
+	echo 1 >"$q/iosched/fifo_batch"
+	echo 0 >"$q/iosched/read_expire"
+	echo 0 >"$q/iosched/write_expire"
+	echo 1 >"$q/iosched/writes_starved"
+	echo 0 >"$q/iosched/front_merges"
+}
 
 case "$cmd" in
 create)
@@ -65,6 +91,7 @@ create)
 		udevadm settle 2>/dev/null || true
 		for _ in $(seq 50); do [ -b "/dev/$prefix$i" ] && break; sleep 0.1; done
 		[ -b "/dev/$prefix$i" ] || { echo "channels: /dev/$prefix$i did not appear" >&2; exit 1; }
+		set_queue "$prefix$i"
 		echo "/dev/$prefix$i"
 	done
 	;;

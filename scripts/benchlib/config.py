@@ -136,12 +136,15 @@ def load_scenario(name, bench_dir=None):
         lat = int(ch.get("lat_us", "2000"))
         latlist = [int(x) for x in ch.get("lat_list", "").replace(",", " ").split()]
         qd = int(ch.get("qd", "2"))
+        queue = int(ch.get("queue", "256"))
         write_extra_ms = int(ch.get("write_extra_ms", "0"))
         bg_mb = int(ch.get("bg_mb", "64"))
     except ValueError as e:
         raise ConfigError("scenario %s: %s" % (name, e))
     if n < 3:
         raise ConfigError("scenario %s: members must be >= 3" % name)
+    if queue < 0 or (queue and queue < qd):
+        raise ConfigError("scenario %s: queue must be 0 or at least qd" % name)
     lats = [latlist[i] if i < len(latlist) else lat for i in range(n)]
     slow = {i: float(v or 2) for i, v in _member_list(di.get("slow", ""), n, "slow").items()}
     for i, f in slow.items():
@@ -187,7 +190,7 @@ def load_scenario(name, bench_dir=None):
         "member_mb": member_mb,
         "chunk_kb": chunk_kb,
         "contenders": [contenders_all[c] for c in labels],
-        "channel": {"lat_us": lats, "base_lat_us": lat, "qd": qd,
+        "channel": {"lat_us": lats, "base_lat_us": lat, "qd": qd, "queue": queue,
                     "write_extra_ms": write_extra_ms, "bg_mb": bg_mb},
         "disturb": {"slow": slow, "background": bg, "stall": stalls},
         "jobs": jobs,

@@ -423,15 +423,9 @@ class Runner:
         out = sh([self.channels_sh, "create", str(n), "--prefix", PREFIX,
                   "--size-mb", str(sc["member_mb"] + ch["bg_mb"]),
                   "--lat-list", ",".join(str(x) for x in ch["lat_us"]),
-                  "--qd", str(ch["qd"])]).stdout.split()
+                  "--qd", str(ch["qd"]), "--queue", str(ch.get("queue", 0))]).stdout.split()
         if len(out) != n:
             raise RuntimeError("channels.sh made %d devices, wanted %d" % (len(out), n))
-        for d in out:
-            try:  # no I/O scheduler: requests reach the channel in order
-                with open("/sys/block/%s/queue/scheduler" % os.path.basename(d), "w") as f:
-                    f.write("none")
-            except OSError:
-                pass
         members, bgs = [], []
         for i, d in enumerate(out):
             a, b = "%s%da" % (PREFIX, i), "%s%db" % (PREFIX, i)

@@ -231,6 +231,56 @@ def pivot(d, markdown=False, metric="iops"):
     return "\n".join(lines) + "\n"
 
 
+def versus(d, base, other, markdown=False):
+    """One row per scenario/job that ran both contenders: the change of
+    each figure of `other` relative to `base`, in percent (negative = lower;
+    for latencies lower is better, for IOPS higher). Medians over repeats;
+    the per-repeat spread of IOPS is printed so a reader sees the noise."""
+    runs = load_runs(d)
+    if not runs:
+        return "no run files in %s\n" % d
+    keys = [("iops", None, "IOPS")] + [(dr, k, "%s %s" % (dr[0], k)) for dr in ("read", "write")
+                                        for k in ("mean", "p99", "p99.9", "p99.99")]
+    head = ["scenario / job", "%s vs %s" % (other, base)] + [k[2] for k in keys] + ["load CV", "spread"]
+    lines = []
+    if markdown:
+        lines.append("| " + " | ".join(head) + " |")
+        lines.append("|---|---|" + "--:|" * (len(keys) + 2))
+    else:
+        lines.append("%-34s" % head[0] + "".join("%9s" % h for h in head[2:-2])
+                     + "%11s%9s" % tuple(head[-2:]))
+    found = False
+    for scen, job, by_con, _ in group(runs):
+        if base not in by_con or other not in by_con:
+            continue
+        a, b = summarize(by_con[base]), summarize(by_con[other])
+        if not a["n"] or not b["n"]:
+            continue
+        found = True
+
+        def pct(x, y):
+            return "-" if x is None or y is None or not x else "%+.1f%%" % (100.0 * (y - x) / x)
+        cells = []
+        for dr, k, _ in keys:
+            if k is None:
+                cells.append(pct(a["iops"], b["iops"]))
+            elif a[dr] and b[dr]:
+                cells.append(pct(a[dr][k], b[dr][k]))
+            else:
+                cells.append("-")
+        cells.append("%.2f/%.2f" % (a["cv"], b["cv"]))
+        cells.append("%.0f%%/%.0f%%" % (100 * a["spread"], 100 * b["spread"]))
+        name = "%s / %s" % (scen, job)
+        if markdown:
+            lines.append("| %s | n=%d/%d | %s |" % (name, a["n"], b["n"], " | ".join(cells)))
+        else:
+            lines.append("%-34s" % name[:34] + "".join("%9s" % x for x in cells[:-2])
+                         + "%11s%9s" % tuple(cells[-2:]))
+    if not found:
+        return "no scenario ran both %s and %s in %s\n" % (base, other, d)
+    return "\n".join(lines) + "\n"
+
+
 # --- the checker ------------------------------------------------------------------
 
 NUM = (int, float)
