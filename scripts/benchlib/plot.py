@@ -156,6 +156,13 @@ def _legend(fig, axes, ncol=5):
     fig.legend(h, lab, loc="lower center", ncol=min(ncol, len(lab)), fontsize=8, frameon=False)
 
 
+def _save(plt, fig, png_dir, name, made):
+    p = os.path.join(png_dir, name)
+    fig.savefig(p, dpi=90)
+    plt.close(fig)
+    made.append(p)
+
+
 def _plot_across(plt, groups, shared, labels, col, png_dir, prefix):
     made = []
     scen_order = []
@@ -189,13 +196,10 @@ def _plot_across(plt, groups, shared, labels, col, png_dir, prefix):
         ax.set_ylabel("IOPS", fontsize=8)
     _legend(fig, axes.flat)
     fig.tight_layout(rect=(0, 0.08, 1, 1))
-    p = os.path.join(png_dir, "%sacross-iops.png" % prefix)
-    fig.savefig(p, dpi=90)
-    plt.close(fig)
-    made.append(p)
-    # Latency: mean, p99, p99.9 of the job's main direction
-    mets = ["mean", "p99", "p99.9"]
-    fig, axes = plt.subplots(len(shared), len(mets), figsize=(12, 3.2 * len(shared) + 0.9), squeeze=False)
+    _save(plt, fig, png_dir, "%sacross-iops.png" % prefix, made)
+    # Latency: mean, p99, p99.9, p99.99 of the job's main direction
+    mets = ["mean", "p99", "p99.9", "p99.99"]
+    fig, axes = plt.subplots(len(shared), len(mets), figsize=(15, 3.2 * len(shared) + 0.9), squeeze=False)
     for row, job in enumerate(shared):
         scs = [s for s in scen_order if (s, job) in by]
         d = _main_dir([r for s in scs for rs in by[(s, job)][2].values() for r in rs]) or "write"
@@ -214,10 +218,7 @@ def _plot_across(plt, groups, shared, labels, col, png_dir, prefix):
     _legend(fig, axes.flat)
     fig.suptitle("latency per scenario (x: no data, the contender failed)", fontsize=10)
     fig.tight_layout(rect=(0, 0.07, 1, 0.96))
-    p = os.path.join(png_dir, "%sacross-lat.png" % prefix)
-    fig.savefig(p, dpi=90)
-    plt.close(fig)
-    made.append(p)
+    _save(plt, fig, png_dir, "%sacross-lat.png" % prefix, made)
     # CV of the member load
     fig, axes = plt.subplots(1, len(shared), figsize=(max(6.5, 4.2 * len(shared)), 3.6), squeeze=False)
     for ax, job in zip(axes.flat, shared):
@@ -227,10 +228,7 @@ def _plot_across(plt, groups, shared, labels, col, png_dir, prefix):
         ax.set_title("%s: CV of avg in-flight across members" % job, fontsize=9)
     _legend(fig, axes.flat)
     fig.tight_layout(rect=(0, 0.08, 1, 1))
-    p = os.path.join(png_dir, "%sacross-cv.png" % prefix)
-    fig.savefig(p, dpi=90)
-    plt.close(fig)
-    made.append(p)
+    _save(plt, fig, png_dir, "%sacross-cv.png" % prefix, made)
     return made
 
 
