@@ -32,6 +32,7 @@ make -s -C userspace-tools >/dev/null || die "tools build failed"
 	step "check-style" bash scripts/check-style.sh
 	step "tools:rainssd-check" bash userspace-tools/tests/test-rainssd-check.sh
 	step "tools:unit-tests(rainssd-trace,rainssd-status)" python3 -m unittest discover -s userspace-tools/tests -p 'test_*.py'
+	step "bench:selftest" python3 scripts/bench selftest
 } | tee "$results/host.out"
 
 export KSRC

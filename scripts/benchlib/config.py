@@ -102,6 +102,43 @@ def _expand_job(name, sec):
     return jobs
 
 
+TRACE_FORMATS = ("msr", "systor", "tencent", "disksim", "blktrace")
+
+
+def parse_trace(text, what="--trace"):
+    """'FORMAT:PATH' -> (format, path); FORMAT is a rainssd-trace input format."""
+    fmt, sep, path = str(text).partition(":")
+    fmt = fmt.strip().lower()
+    if not sep or fmt not in TRACE_FORMATS or not path.strip():
+        raise ConfigError("%s: want FORMAT:PATH with FORMAT one of %s, got %r"
+                          % (what, ", ".join(TRACE_FORMATS), text))
+    return fmt, path.strip()
+
+
+def _job_trace(full, d):
+    """A trace-replay job: `trace = FORMAT:PATH` (PATH relative to the
+    repository; the --trace option of scripts/bench replaces it) or
+    `trace = required` (--trace must be given), `trace_records = N` (replay
+    the first N records; 0 = all), `trace_speed = X` (X times the trace's
+    own speed; 0 = as fast as IODEPTH allows). The trace is converted with
+    userspace-tools/rainssd-trace and folded into the job's SIZE."""
+    t = d.get("trace", "").strip()
+    if not t:
+        for k in ("trace_records", "trace_speed"):
+            if k in d:
+                raise ConfigError("job %s: %s without trace" % (full, k))
+        return None
+    fmt, path = (None, None) if t == "required" else parse_trace(t, "job %s: trace" % full)
+    try:
+        records = int(d.get("trace_records", "0"))
+        speed = float(d.get("trace_speed", "1"))
+    except ValueError as e:
+        raise ConfigError("job %s: %s" % (full, e))
+    if records < 0 or speed < 0:
+        raise ConfigError("job %s: trace_records and trace_speed must be >= 0" % full)
+    return {"format": fmt, "path": path, "records": records, "speed": speed}
+
+
 def load_scenario(name, bench_dir=None):
     """Read bench/scenarios/NAME.conf (after its 'base', if any)."""
     bench_dir = bench_dir or BENCH_DIR
@@ -180,7 +217,7 @@ def load_scenario(name, bench_dir=None):
             prefill = d.pop("prefill", "no").strip().lower() in ("yes", "1", "true")
             env = {k: v for k, v in d.items() if k.isupper()}
             jobs.append({"name": full, "fio": fio, "env": env, "prefill": prefill,
-                         "vars": vars_})
+                         "vars": vars_, "trace": _job_trace(full, d)})
     if not jobs:
         raise ConfigError("scenario %s: no jobs" % name)
     return {

@@ -303,8 +303,10 @@ def lat_summary(d):
 
 class Runner:
     def __init__(self, scenarios, out, repeat, runtime=None, contenders=None,
-                 prefill=True, emit=False, seed=4242, stop_udev=False):
+                 prefill=True, emit=False, seed=4242, stop_udev=False, trace=None):
         self.scenarios = scenarios
+        self.trace = trace  # (format, path) from --trace, or None
+        self.iologs = {}
         self.out = out
         self.repeat = repeat
         self.runtime = runtime
@@ -550,11 +552,50 @@ class Runner:
         env.setdefault("BA", env["BS"])
         return env
 
+    def trace_iolog(self, job, env):
+        """Convert a trace job's trace to a fio iolog v3 folded into the
+        job's SIZE (once per trace and size); return its path and what it
+        holds."""
+        t = job["trace"]
+        fmt, path = self.trace or (t["format"], t["path"])
+        if not fmt:
+            raise RuntimeError("job %s replays a trace: give --trace FORMAT:PATH" % job["name"])
+        path = os.path.join(config.REPO, path)
+        key = (fmt, path, env["SIZE"], t["records"], t["speed"])
+        if key in self.iologs:
+            return self.iologs[key]
+        os.makedirs(self.out, exist_ok=True)
+        out = os.path.join(self.out, "trace-%d.iolog" % len(self.iologs))
+        cmd = [sys.executable, os.path.join(config.REPO, "userspace-tools", "rainssd-trace"), "convert",
+               "--from", fmt, "--to", "iolog", "--fold", "--volume-size", env["SIZE"], "--align", "4096",
+               "-q"]
+        if t["records"]:
+            cmd += ["--max-records", str(t["records"])]
+        cmd += ["--asap"] if t["speed"] == 0 else ["--speed", repr(t["speed"])]
+        r = subprocess.run(cmd + [path, out], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("rainssd-trace failed (%d): %s" % (r.returncode, r.stderr.strip()[-400:]))
+        reads = writes = 0
+        last_us = 0  # rainssd-trace writes iolog v3 timestamps in microseconds
+        with open(out) as f:
+            for line in f:
+                w = line.split()
+                if len(w) == 5 and w[2] in ("read", "write"):
+                    reads += w[2] == "read"
+                    writes += w[2] == "write"
+                    last_us = int(w[0])
+        info = {"iolog": out, "format": fmt, "trace": os.path.basename(path), "records": t["records"],
+                "speed": t["speed"], "reads": reads, "writes": writes, "span_ms": last_us // 1000}
+        self.iologs[key] = info
+        return info
+
     def bound(self, sc, job, env, scheme):
         """The device bound of a job, or one with iops None when the job
         has no fixed pattern (a trace replay)."""
         n = sc["members"]
         try:
+            if job.get("trace"):
+                raise ValueError("a trace replay has no fixed pattern")
             rw, rf = fio_pattern(os.path.join(config.FIO_DIR, job["fio"]), env)
         except ValueError as e:
             return {"scheme": scheme, "iops": None, "limit": "unknown: %s" % e, "iops_channels": None,
@@ -799,6 +840,12 @@ class Runner:
                             idx, self.total, sc["name"], job["name"], c["label"], r + 1))
                         t = now()
                         try:
+                            trace = None
+                            if job["trace"]:
+                                trace = self.trace_iolog(job, env)
+                                env["IOLOG"] = trace["iolog"]
+                                # Disturbances and fio's timeout follow the replay's length.
+                                env["RUNTIME"] = str(max(int(env["RUNTIME"]), trace["span_ms"] // 1000 + 5))
                             if job["prefill"] and self.prefill and prefill_info is None:
                                 prefill_info = self.run_prefill(
                                     sc, dev, [j for j in sc["jobs"] if j["prefill"]])
@@ -815,6 +862,8 @@ class Runner:
                         rec.update(self.base_record(sc, c, job, r, oi, idx, env, b))
                         rec["status"] = "ok"
                         rec["error"] = None
+                        if trace:
+                            rec["trace"] = {k: v for k, v in trace.items() if k != "iolog"}
                         rec["create_cmd"] = create_cmd
                         rec["fraction_of_bound"] = round(rec["fio"]["iops"] / b["iops"], 4) if b["iops"] else None
                         mb = model.measured_bound(rec)
@@ -824,9 +873,11 @@ class Runner:
                         rec["duration_s"] = round(now() - t, 1)
                         self.save(manifest, rec)
                         fr, fw = rec["fio"]["read"], rec["fio"]["write"]
-                        self.log("    %.0f IOPS (%.0f%% of bound %.0f)  read p99 %s ms  write p99 %s ms  "
+                        self.log("    %.0f IOPS (%s)  read p99 %s ms  write p99 %s ms  "
                                  "member I/Os per I/O %.2f  load CV %.2f" % (
-                                     rec["fio"]["iops"], 100 * (rec["fraction_of_bound"] or 0), b["iops"] or 0,
+                                     rec["fio"]["iops"],
+                                     "%.0f%% of bound %.0f" % (100 * rec["fraction_of_bound"], b["iops"])
+                                     if b["iops"] else "no bound",
                                      ms(fr["lat_us"]["p99"]) if fr["ios"] else "-",
                                      ms(fw["lat_us"]["p99"]) if fw["ios"] else "-",
                                      rec["member_ios_per_user_io"] or 0, rec["member_load_cv"]))

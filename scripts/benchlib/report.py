@@ -117,10 +117,16 @@ def table(d, markdown=False):
         any_run = next(iter(by_con.values()))[0]
         b = {r["scheme"]: r["device_bound"] for rs in by_con.values() for r in rs if r.get("device_bound")}
         env = any_run.get("fio_env", {})
-        head = "%s / %s: %s %s bs=%s ba=%s qd=%s; %d members, chunk %d KiB" % (
-            scen, job, any_run.get("fio_job"), (b.get("raid5") or b.get("raid10") or {}).get("pattern", {}).get("rw", ""),
-            env.get("BS"), env.get("BA"), int(env.get("IODEPTH", 1)) * int(env.get("NUMJOBS", 1)),
-            any_run["members"], any_run["chunk_kb"])
+        pat = (b.get("raid5") or b.get("raid10") or {}).get("pattern") or {}
+        qd = int(env.get("IODEPTH", 1)) * int(env.get("NUMJOBS", 1))
+        t = any_run.get("trace")
+        if t:
+            what = "replay of %s (%s, %d reads, %d writes, x%g speed) qd<=%d" % (
+                t["trace"], t["format"], t["reads"], t["writes"], t["speed"], qd)
+        else:
+            what = "%s bs=%s ba=%s qd=%s" % (pat.get("rw", "?"), env.get("BS"), env.get("BA"), qd)
+        head = "%s / %s: %s %s; %d members, chunk %d KiB" % (
+            scen, job, any_run.get("fio_job"), what, any_run["members"], any_run["chunk_kb"])
         bl = "; ".join("bound %s %.0f IOPS (%s, %.2f member I/Os per I/O)" % (
             k, v["iops"], v["limit"], v["member_ios_per_io"]) if v.get("iops") else "no bound for %s" % k
             for k, v in sorted(b.items()))
@@ -344,6 +350,15 @@ def check_run(r):
                     bad.append("fio.%s.lat_us.%s is %r with %s I/Os" % (d, k, lat[k], f[d]["ios"]))
     if not (f.get("read", {}).get("ios") or f.get("write", {}).get("ios")):
         bad.append("fio: no I/O completed")
+    t = r.get("trace")
+    if t is not None:
+        # A trace replay must have issued exactly the converted trace's I/Os.
+        for k in ("format", "trace", "records", "speed", "reads", "writes", "span_ms"):
+            need(t, k, None, "trace")
+        for d, k in (("read", "reads"), ("write", "writes")):
+            got = f.get(d, {}).get("ios")
+            if isinstance(got, int) and isinstance(t.get(k), int) and got != t[k]:
+                bad.append("trace: fio did %d %s, the trace has %d" % (got, k, t[k]))
     b = r.get("device_bound") or {}
     for k in BOUND_KEYS:
         need(b, k, None, "device_bound")
