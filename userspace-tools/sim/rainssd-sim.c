@@ -1,0 +1,1068 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rainssd-sim: a discrete-event simulator of a rainssd volume on emulated
+ * channels, driving the module's own decision code.
+ *
+ * The policy unit (rainssd-policy.c), the load signals (rainssd-load.c) and
+ * the geometry (rainssd-geometry.c) are compiled in unchanged, over a small
+ * kernel shim (kshim/). Around them this file models what scripts/bench
+ * builds in the VM and what rainssd-io.c does with it:
+ *
+ *  - each member is a channel serving at most `qd` requests at a time, each
+ *    for a fixed service time (null_blk irqmode=2 completion_nsec), with a
+ *    first-come first-served queue in front (the host-side queue);
+ *  - disturbances: a slower member (service time x factor), background load
+ *    on a member (Poisson, half reads, half writes, not the target's: it does
+ *    not count in the target's in-flight numbers), and stalls (a dm suspend
+ *    of the member: requests already queued drain, new ones are held, then
+ *    the member serves nothing for the stall time);
+ *  - user reads and writes arrive as Poisson processes at random aligned
+ *    offsets (fio rate_process=poisson); reads are split at chunks and
+ *    writes at stripes, as dm splits them;
+ *  - a write takes its stripe (FIFO per stripe), asks rs_plan_write() for
+ *    the method, issues its pre-reads, then its data and parity writes; a
+ *    read is direct or, as rs_plan_read() or the read policy says, rebuilt
+ *    from the other members under the stripe lock.
+ *
+ * Everything is deterministic for a given --seed. Latencies are reported
+ * from every request after the warm-up, so tail percentiles rest on far more
+ * samples than a VM run gives. The model leaves out the CPU cost of an I/O
+ * (large under QEMU/TCG), XOR time beyond xor_ns, and request merging.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "kshim.h"
+#include "rainssd-geometry.h"
+#include "rainssd-load.h"
+#include "rainssd-policy.h"
+
+u64 kshim_now_ns;
+
+#define NS_PER_MS	1e6
+
+/* ---- random numbers (xorshift64*) ---- */
+
+static u64 rng_state = 88172645463325252ULL;
+
+static u64 rng_next(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 2685821657736338717ULL;
+}
+
+static double rng_unit(void)	/* (0, 1] */
+{
+	return ((rng_next() >> 11) + 1) * (1.0 / 9007199254740992.0);
+}
+
+static u64 rng_exp_ns(double mean_ns)
+{
+	return (u64)(-log(rng_unit()) * mean_ns);
+}
+
+static u64 rng_below(u64 n)
+{
+	return rng_next() % n;
+}
+
+/* ---- configuration ---- */
+
+#define MAX_DISTURB	RS_MAX_DEVS
+
+struct config {
+	unsigned int n, chunk_kb, qd, bs_kb, ba_kb, region_mb;
+	double lat_us[RS_MAX_DEVS];
+	double slow[RS_MAX_DEVS];	/* service time factor, 1 = none */
+	double bg[RS_MAX_DEVS];		/* background load, fraction of nominal capacity */
+	double stall_ms[RS_MAX_DEVS], stall_period_ms[RS_MAX_DEVS];
+	double write_iops, read_iops, duration_s, warmup_s, jitter_us, write_delay_ms;
+	unsigned int iodepth, rwmix;	/* closed loop: requests outstanding, % reads */
+	enum rs_policy policy;
+	enum rs_read_policy read_policy;
+	struct rs_tunables tun;
+	u64 seed;
+	bool json;
+};
+
+static struct config cfg;
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("rainssd-sim: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(2);
+}
+
+/* ---- events ---- */
+
+enum ev_type {
+	EV_USER_WRITE, EV_USER_READ, EV_BG, EV_DONE, EV_STALL_BEGIN, EV_STALL_END, EV_SUBMIT,
+};
+
+struct event {
+	u64 t, seq;
+	enum ev_type type;
+	unsigned int m;
+	void *p;
+};
+
+static struct event *heap;
+static size_t heap_len, heap_cap;
+static u64 ev_seq;
+
+static bool ev_before(const struct event *a, const struct event *b)
+{
+	return a->t != b->t ? a->t < b->t : a->seq < b->seq;
+}
+
+static void ev_push(u64 t, enum ev_type type, unsigned int m, void *p)
+{
+	size_t i;
+
+	if (heap_len == heap_cap) {
+		heap_cap = heap_cap ? 2 * heap_cap : 1024;
+		heap = realloc(heap, heap_cap * sizeof(*heap));
+		if (!heap)
+			die("out of memory");
+	}
+	i = heap_len++;
+	heap[i] = (struct event){ .t = t, .seq = ev_seq++, .type = type, .m = m, .p = p };
+	while (i && ev_before(&heap[i], &heap[(i - 1) / 2])) {
+		struct event tmp = heap[i];
+
+		heap[i] = heap[(i - 1) / 2];
+		heap[(i - 1) / 2] = tmp;
+		i = (i - 1) / 2;
+	}
+}
+
+static struct event ev_pop(void)
+{
+	struct event top = heap[0];
+	size_t i = 0;
+
+	heap[0] = heap[--heap_len];
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, s = i;
+
+		if (l < heap_len && ev_before(&heap[l], &heap[s]))
+			s = l;
+		if (r < heap_len && ev_before(&heap[r], &heap[s]))
+			s = r;
+		if (s == i)
+			break;
+		struct event tmp = heap[i];
+
+		heap[i] = heap[s];
+		heap[s] = tmp;
+		i = s;
+	}
+	return top;
+}
+
+/* ---- members ---- */
+
+struct op;
+
+struct req {
+	struct req *next;
+	struct op *op;		/* NULL: background load */
+	unsigned int member;
+	bool write;
+	struct rs_load_tag tag;
+};
+
+struct member {
+	u64 svc_ns;
+	unsigned int busy;
+	struct req *qhead, *qtail;	/* waiting for the channel */
+	struct req *hhead, *htail;	/* held by a stall (dm suspend) */
+	unsigned int queued;		/* qhead list length + busy */
+	bool holding, timer;
+	/* time-weighted load, for the balance figures */
+	u64 last_t;
+	double area_queued, area_busy;
+	u64 served, served_fg;
+};
+
+static struct member mem[RS_MAX_DEVS];
+static struct rs_geom geom;
+static struct rs_load load;
+static bool measuring;
+static u64 t_measure, t_end;
+
+static void mem_account(struct member *mb)
+{
+	u64 dt = kshim_now_ns - mb->last_t;
+
+	if (measuring) {
+		mb->area_queued += (double)dt * mb->queued;
+		mb->area_busy += (double)dt * mb->busy;
+	}
+	mb->last_t = kshim_now_ns;
+}
+
+static void mem_dispatch(unsigned int m)
+{
+	struct member *mb = &mem[m];
+
+	while (mb->busy < cfg.qd && mb->qhead) {
+		struct req *r = mb->qhead;
+		u64 svc = mb->svc_ns;
+
+		mb->qhead = r->next;
+		if (!mb->qhead)
+			mb->qtail = NULL;
+		mb->busy++;
+		if (cfg.jitter_us > 0)
+			svc += rng_exp_ns(cfg.jitter_us * 1000.0);
+		ev_push(kshim_now_ns + svc, EV_DONE, m, r);
+	}
+	if (mb->holding && !mb->timer && !mb->busy && !mb->qhead) {
+		/* drained: the suspend is complete, the stall time starts */
+		mb->timer = true;
+		ev_push(kshim_now_ns + (u64)(cfg.stall_ms[m] * NS_PER_MS), EV_STALL_END, m, NULL);
+	}
+}
+
+static void list_add(struct req **head, struct req **tail, struct req *r)
+{
+	r->next = NULL;
+	if (*tail)
+		(*tail)->next = r;
+	else
+		*head = r;
+	*tail = r;
+}
+
+static void mem_submit(struct req *r)
+{
+	struct member *mb = &mem[r->member];
+
+	mem_account(mb);
+	mb->queued++;
+	if (mb->holding)
+		list_add(&mb->hhead, &mb->htail, r);
+	else
+		list_add(&mb->qhead, &mb->qtail, r);
+	mem_dispatch(r->member);
+}
+
+/* ---- statistics ---- */
+
+struct lat_set {
+	u64 *v;
+	size_t n, cap;
+	double sum;
+};
+
+static struct lat_set lat_read, lat_write;
+
+/* Requests that arrived inside the measured window count, however late they end. */
+static void lat_add(struct lat_set *s, u64 t_arrive)
+{
+	u64 ns = kshim_now_ns - t_arrive;
+
+	if (t_arrive < t_measure || t_arrive >= t_end)
+		return;
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 65536;
+		s->v = realloc(s->v, s->cap * sizeof(*s->v));
+		if (!s->v)
+			die("out of memory");
+	}
+	s->v[s->n++] = ns;
+	s->sum += ns;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The p-th percentile (fio's rule: the smallest sample with at least p% at or below it). */
+static double lat_pct(const struct lat_set *s, double p)
+{
+	size_t i;
+
+	if (!s->n)
+		return 0;
+	i = (size_t)ceil(p / 100.0 * s->n);
+	if (i)
+		i--;
+	return s->v[min(i, s->n - 1)] / NS_PER_MS;
+}
+
+enum sim_stat {
+	ST_FULL, ST_RMW, ST_RCW, ST_RMW_ADJ, ST_RCW_ADJ, ST_COLD, ST_PREREADS,
+	ST_RECON, ST_PROBES, ST_STALLS, ST_NR
+};
+
+static const char * const st_names[ST_NR] = {
+	"full_stripe_writes", "rmw", "rcw", "rmw_adjusted", "rcw_adjusted",
+	"cold_fallbacks", "prereads", "reconstruct_reads", "probes", "stalls_seen",
+};
+
+static u64 stats[ST_NR];
+
+static void stat_inc(enum sim_stat s)
+{
+	if (measuring)
+		stats[s]++;
+}
+
+/* ---- the target ---- */
+
+/* A user request, split into operations (at chunks for reads, stripes for writes). */
+struct ureq {
+	u64 t_arrive;
+	unsigned int pending;
+	bool write;
+};
+
+enum op_kind { OP_DIRECT, OP_RECON, OP_WRITE };
+
+struct op {
+	struct ureq *u;
+	enum op_kind kind;
+	u64 stripe;
+	unsigned int member;		/* reads: the member holding the data */
+	unsigned int row, len;		/* reads: rows inside the chunk */
+	unsigned int pending;
+	bool writing;			/* write: the pre-reads are in */
+	enum rs_write_mode mode;
+	struct rs_stripe_shape shape;
+	struct op *lock_next;		/* in its lock bucket while owning the stripe */
+	struct op *wait_head, *wait_tail, *wait_next;
+};
+
+#define LOCK_BUCKETS	4096
+static struct op *lock_bucket[LOCK_BUCKETS];
+
+static void op_plan(struct op *op);
+
+/* Take the stripe, or queue behind its owner (FIFO) and return false. */
+static bool stripe_trylock(struct op *op)
+{
+	struct op **b = &lock_bucket[op->stripe % LOCK_BUCKETS], *o;
+
+	for (o = *b; o; o = o->lock_next) {
+		if (o->stripe == op->stripe) {
+			op->wait_next = NULL;
+			if (o->wait_tail)
+				o->wait_tail->wait_next = op;
+			else
+				o->wait_head = op;
+			o->wait_tail = op;
+			return false;
+		}
+	}
+	op->wait_head = op->wait_tail = NULL;
+	op->lock_next = *b;
+	*b = op;
+	return true;
+}
+
+static void stripe_unlock(struct op *op)
+{
+	struct op **b = &lock_bucket[op->stripe % LOCK_BUCKETS], *next = op->wait_head;
+
+	while (*b != op)
+		b = &(*b)->lock_next;
+	*b = op->lock_next;
+	if (!next)
+		return;
+	next->wait_head = next->wait_next;
+	next->wait_tail = next->wait_head ? op->wait_tail : NULL;
+	next->lock_next = lock_bucket[next->stripe % LOCK_BUCKETS];
+	lock_bucket[next->stripe % LOCK_BUCKETS] = next;
+	op_plan(next);
+}
+
+static void member_io(struct op *op, unsigned int m, bool write, unsigned int start,
+		      unsigned int end)
+{
+	struct req *r;
+
+	if (start >= end)
+		return;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		die("out of memory");
+	r->op = op;
+	r->member = m;
+	r->write = write;
+	rs_load_issue(&load, m, write, &r->tag);
+	if (!write && op->kind == OP_WRITE)
+		stat_inc(ST_PREREADS);
+	op->pending++;
+	if (write && cfg.write_delay_ms > 0)	/* dm-delay in front of the member */
+		ev_push(kshim_now_ns + (u64)(cfg.write_delay_ms * NS_PER_MS), EV_SUBMIT, m, r);
+	else
+		mem_submit(r);
+}
+
+static void user_next(void);
+
+static void ureq_done(struct ureq *u)
+{
+	if (--u->pending)
+		return;
+	lat_add(u->write ? &lat_write : &lat_read, u->t_arrive);
+	free(u);
+	if (cfg.iodepth && kshim_now_ns < t_end)
+		user_next();
+}
+
+static void op_done(struct op *op)
+{
+	struct ureq *u = op->u;
+
+	if (op->kind != OP_DIRECT)
+		stripe_unlock(op);
+	free(op);
+	ureq_done(u);
+}
+
+static struct rs_load_snap snap;
+
+static void op_plan_write(struct op *op)
+{
+	struct rs_stripe_shape *s = &op->shape;
+	struct rs_write_choice c;
+	struct rs_load_snap *ls = NULL;
+	unsigned int m;
+
+	if (cfg.policy == RS_POLICY_ADAPTIVE) {
+		rs_load_snapshot(&load, 0, &snap);
+		ls = &snap;
+	}
+	op->mode = rs_plan_write(s, cfg.policy, ls, &c);
+	if (c.why == RS_WHY_COLD)
+		stat_inc(ST_COLD);
+	else if (c.why == RS_WHY_COST && c.mode != c.count_mode)
+		stat_inc(c.mode == RS_WRITE_RMW ? ST_RMW_ADJ : ST_RCW_ADJ);
+	stat_inc(op->mode == RS_WRITE_FULL ? ST_FULL : op->mode == RS_WRITE_RMW ? ST_RMW : ST_RCW);
+
+	op->pending = 1;	/* held while issuing */
+	for (m = 0; m < s->n; m++) {
+		if (op->mode == RS_WRITE_RMW) {
+			if (m == s->parity)
+				member_io(op, m, false, s->rows.start, s->rows.end);
+			else
+				member_io(op, m, false, s->w[m].start, s->w[m].end);
+		} else if (op->mode == RS_WRITE_RCW && m != s->parity) {
+			if (!rs_range_len(&s->w[m])) {
+				member_io(op, m, false, s->rows.start, s->rows.end);
+			} else {
+				member_io(op, m, false, s->rows.start, s->w[m].start);
+				member_io(op, m, false, s->w[m].end, s->rows.end);
+			}
+		}
+	}
+}
+
+static void op_issue_writes(struct op *op)
+{
+	struct rs_stripe_shape *s = &op->shape;
+	unsigned int m;
+
+	op->writing = true;
+	op->pending = 1;
+	for (m = 0; m < s->n; m++) {
+		if (m == s->parity)
+			member_io(op, m, true, s->rows.start, s->rows.end);
+		else
+			member_io(op, m, true, s->w[m].start, s->w[m].end);
+	}
+}
+
+static void op_put(struct op *op);
+
+/* The stripe is ours: plan and issue the first step. */
+static void op_plan(struct op *op)
+{
+	unsigned int m;
+
+	if (op->kind == OP_RECON) {
+		op->pending = 1;
+		for (m = 0; m < geom.n; m++)
+			if (m != op->member)
+				member_io(op, m, false, op->row, op->row + op->len);
+	} else {
+		op_plan_write(op);
+	}
+	op_put(op);
+}
+
+/* One step of @op is done (or its issuing ended). */
+static void op_put(struct op *op)
+{
+	if (--op->pending)
+		return;
+	if (op->kind == OP_WRITE && !op->writing) {
+		op_issue_writes(op);
+		op_put(op);
+		return;
+	}
+	if (op->kind == OP_RECON)
+		stat_inc(ST_RECON);
+	op_done(op);
+}
+
+static void req_done(struct req *r)
+{
+	struct member *mb = &mem[r->member];
+
+	mem_account(mb);
+	mb->busy--;
+	mb->queued--;
+	if (measuring) {
+		mb->served++;
+		if (r->op)
+			mb->served_fg++;
+	}
+	if (r->op && rs_load_done(&load, r->member, &r->tag))
+		stat_inc(ST_STALLS);
+	mem_dispatch(r->member);
+	if (r->op) {
+		struct op *op = r->op;
+
+		if (op->kind == OP_DIRECT) {
+			op->pending--;
+			op_done(op);
+		} else {
+			op_put(op);
+		}
+	}
+	free(r);
+}
+
+static struct op *op_new(struct ureq *u, enum op_kind kind, u64 stripe)
+{
+	struct op *op = calloc(1, sizeof(*op));
+
+	if (!op)
+		die("out of memory");
+	op->u = u;
+	op->kind = kind;
+	op->stripe = stripe;
+	u->pending++;
+	return op;
+}
+
+static void op_start(struct op *op)
+{
+	if (stripe_trylock(op))
+		op_plan(op);
+}
+
+static sector_t random_offset(void)
+{
+	u64 region = (u64)cfg.region_mb << 11, ba = (u64)cfg.ba_kb << 1, bs = (u64)cfg.bs_kb << 1;
+
+	return rng_below((region - bs) / ba + 1) * ba;
+}
+
+static void user_write(void)
+{
+	struct ureq *u = calloc(1, sizeof(*u));
+	sector_t start = random_offset(), end = start + ((sector_t)cfg.bs_kb << 1);
+
+	if (!u)
+		die("out of memory");
+	u->t_arrive = kshim_now_ns;
+	u->write = true;
+	u->pending = 1;
+	while (start < end) {
+		struct rs_loc loc;
+		u64 stripe_end;
+		struct op *op;
+
+		rs_map(&geom, start, &loc);
+		op = op_new(u, OP_WRITE, loc.stripe);
+		rs_shape_init(&op->shape, &geom, loc.stripe, RS_NO_MEMBER);
+		stripe_end = (loc.stripe + 1) * geom.stripe_data;
+		while (start < end && start < stripe_end) {
+			unsigned int n;
+
+			rs_map(&geom, start, &loc);
+			n = min_t(sector_t, end - start, geom.chunk - loc.row);
+			rs_shape_add_write(&op->shape, loc.member, loc.row, loc.row + n);
+			start += n;
+		}
+		op_start(op);
+	}
+	ureq_done(u);
+}
+
+static bool read_around(unsigned int member)
+{
+	struct rs_read_choice c;
+
+	if (cfg.read_policy == RS_READ_DIRECT)
+		return false;
+	if (cfg.read_policy == RS_READ_RECONSTRUCT)
+		return true;
+	rs_load_snapshot(&load, 0, &snap);
+	rs_plan_read(&snap, member, &cfg.tun, &c);
+	if (c.why == RS_WHY_PROBE)
+		stat_inc(ST_PROBES);
+	return c.reconstruct;
+}
+
+static void user_read(void)
+{
+	struct ureq *u = calloc(1, sizeof(*u));
+	sector_t start = random_offset(), end = start + ((sector_t)cfg.bs_kb << 1);
+
+	if (!u)
+		die("out of memory");
+	u->t_arrive = kshim_now_ns;
+	u->pending = 1;
+	while (start < end) {
+		struct rs_loc loc;
+		struct op *op;
+		unsigned int n;
+
+		rs_map(&geom, start, &loc);
+		n = min_t(sector_t, end - start, geom.chunk - loc.row);
+		op = op_new(u, OP_DIRECT, loc.stripe);
+		op->member = loc.member;
+		op->row = loc.row;
+		op->len = n;
+		if (read_around(loc.member)) {
+			op->kind = OP_RECON;
+			op_start(op);
+		} else {
+			op->pending = 0;
+			member_io(op, loc.member, false, loc.row, loc.row + n);
+		}
+		start += n;
+	}
+	ureq_done(u);
+}
+
+/* Closed loop: the next user request, a read with probability rwmix %. */
+static void user_next(void)
+{
+	if (rng_below(100) < cfg.rwmix)
+		user_read();
+	else
+		user_write();
+}
+
+static void background(unsigned int m)
+{
+	struct req *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		die("out of memory");
+	r->member = m;
+	r->write = rng_next() & 1;
+	mem_submit(r);
+}
+
+static void stall_begin(unsigned int m)
+{
+	struct member *mb = &mem[m];
+
+	mb->holding = true;
+	mem_dispatch(m);
+	ev_push(kshim_now_ns + (u64)(cfg.stall_period_ms[m] * NS_PER_MS), EV_STALL_BEGIN, m, NULL);
+}
+
+static void stall_end(unsigned int m)
+{
+	struct member *mb = &mem[m];
+
+	mb->holding = false;
+	mb->timer = false;
+	while (mb->hhead) {
+		struct req *r = mb->hhead;
+
+		mb->hhead = r->next;
+		list_add(&mb->qhead, &mb->qtail, r);
+	}
+	mb->htail = NULL;
+	mem_dispatch(m);
+}
+
+/* ---- the run ---- */
+
+static double bg_rate(unsigned int m)
+{
+	return cfg.bg[m] * cfg.qd * 1e6 / cfg.lat_us[m];
+}
+
+static void run(void)
+{
+	unsigned int m;
+
+	t_measure = (u64)(cfg.warmup_s * 1e9);
+	t_end = t_measure + (u64)(cfg.duration_s * 1e9);
+	if (cfg.iodepth) {
+		unsigned int i;
+
+		for (i = 0; i < cfg.iodepth; i++)
+			user_next();
+	} else {
+		if (cfg.write_iops > 0)
+			ev_push(rng_exp_ns(1e9 / cfg.write_iops), EV_USER_WRITE, 0, NULL);
+		if (cfg.read_iops > 0)
+			ev_push(rng_exp_ns(1e9 / cfg.read_iops), EV_USER_READ, 0, NULL);
+	}
+	for (m = 0; m < cfg.n; m++) {
+		if (cfg.bg[m] > 0)
+			ev_push(rng_exp_ns(1e9 / bg_rate(m)), EV_BG, m, NULL);
+		if (cfg.stall_ms[m] > 0)
+			ev_push((u64)((cfg.stall_period_ms[m] - cfg.stall_ms[m]) * NS_PER_MS),
+				EV_STALL_BEGIN, m, NULL);
+	}
+	while (heap_len) {
+		struct event ev = ev_pop();
+		bool arrivals = ev.t < t_end;
+
+		kshim_now_ns = ev.t;
+		if (!measuring && ev.t >= t_measure) {
+			for (m = 0; m < cfg.n; m++)
+				mem_account(&mem[m]);
+			measuring = true;
+		}
+		switch (ev.type) {
+		case EV_USER_WRITE:
+			if (!arrivals)
+				break;
+			user_write();
+			ev_push(ev.t + rng_exp_ns(1e9 / cfg.write_iops), EV_USER_WRITE, 0, NULL);
+			break;
+		case EV_USER_READ:
+			if (!arrivals)
+				break;
+			user_read();
+			ev_push(ev.t + rng_exp_ns(1e9 / cfg.read_iops), EV_USER_READ, 0, NULL);
+			break;
+		case EV_BG:
+			if (!arrivals)
+				break;
+			background(ev.m);
+			ev_push(ev.t + rng_exp_ns(1e9 / bg_rate(ev.m)), EV_BG, ev.m, NULL);
+			break;
+		case EV_DONE:
+			req_done(ev.p);
+			break;
+		case EV_STALL_BEGIN:
+			if (arrivals)
+				stall_begin(ev.m);
+			break;
+		case EV_STALL_END:
+			stall_end(ev.m);
+			break;
+		case EV_SUBMIT:
+			mem_submit(ev.p);
+			break;
+		}
+		if (!arrivals && measuring) {
+			for (m = 0; m < cfg.n; m++)
+				mem_account(&mem[m]);
+			measuring = false;
+		}
+	}
+}
+
+/* ---- output ---- */
+
+static void print_lat(const char *name, struct lat_set *s, double secs, bool json, bool last)
+{
+	qsort(s->v, s->n, sizeof(*s->v), cmp_u64);
+	if (json) {
+		printf("  \"%s\": {\"ios\": %zu, \"iops\": %.2f, \"mean_ms\": %.3f, \"p50_ms\": %.3f, "
+		       "\"p99_ms\": %.3f, \"p99.9_ms\": %.3f, \"p99.99_ms\": %.3f, \"max_ms\": %.3f}%s\n",
+		       name, s->n, s->n / secs, s->n ? s->sum / s->n / NS_PER_MS : 0,
+		       lat_pct(s, 50), lat_pct(s, 99), lat_pct(s, 99.9), lat_pct(s, 99.99),
+		       s->n ? s->v[s->n - 1] / NS_PER_MS : 0, last ? "" : ",");
+		return;
+	}
+	if (!s->n)
+		return;
+	printf("%-6s %9zu %9.1f %8.2f %8.2f %8.2f %8.2f %9.2f %9.2f\n", name, s->n, s->n / secs,
+	       s->sum / s->n / NS_PER_MS, lat_pct(s, 50), lat_pct(s, 99), lat_pct(s, 99.9),
+	       lat_pct(s, 99.99), s->v[s->n - 1] / NS_PER_MS);
+}
+
+static double cv(const double *v, unsigned int n)
+{
+	double mean = 0, var = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		mean += v[i] / n;
+	if (mean <= 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		var += (v[i] - mean) * (v[i] - mean) / n;
+	return sqrt(var) / mean;
+}
+
+static void report(void)
+{
+	double secs = cfg.duration_s, load_q[RS_MAX_DEVS], dur = cfg.duration_s * 1e9;
+	unsigned int m, i;
+
+	for (m = 0; m < cfg.n; m++)
+		load_q[m] = mem[m].area_queued / dur;
+	if (cfg.json) {
+		printf("{\n  \"policy\": \"%s\", \"read_policy\": \"%s\", \"seed\": %llu,\n",
+		       rs_policy_name(cfg.policy), rs_read_policy_name(cfg.read_policy),
+		       (unsigned long long)cfg.seed);
+		printf("  \"member_load_cv\": %.4f,\n  \"counters\": {", cv(load_q, cfg.n));
+		for (i = 0; i < ST_NR; i++)
+			printf("%s\"%s\": %llu", i ? ", " : "", st_names[i],
+			       (unsigned long long)stats[i]);
+		printf("},\n  \"members\": [");
+		for (m = 0; m < cfg.n; m++)
+			printf("%s{\"util\": %.4f, \"mean_queued\": %.4f, \"ios_per_s\": %.1f}",
+			       m ? ", " : "", mem[m].area_busy / dur / cfg.qd, load_q[m],
+			       mem[m].served_fg / secs);
+		printf("],\n");
+		print_lat("read", &lat_read, secs, true, false);
+		print_lat("write", &lat_write, secs, true, true);
+		printf("}\n");
+		return;
+	}
+	printf("policy %s, read_policy %s, %u members, seed %llu, %.0f s measured\n",
+	       rs_policy_name(cfg.policy), rs_read_policy_name(cfg.read_policy), cfg.n,
+	       (unsigned long long)cfg.seed, secs);
+	printf("%-6s %9s %9s %8s %8s %8s %8s %9s %9s   (ms)\n", "", "ios", "iops", "mean",
+	       "p50", "p99", "p99.9", "p99.99", "max");
+	print_lat("read", &lat_read, secs, false, false);
+	print_lat("write", &lat_write, secs, false, true);
+	for (i = 0; i < ST_NR; i++)
+		printf("%s%s %llu", i ? ", " : "", st_names[i], (unsigned long long)stats[i]);
+	printf("\nmember load CV %.3f; per member util/mean queued:", cv(load_q, cfg.n));
+	for (m = 0; m < cfg.n; m++)
+		printf(" %.2f/%.2f", mem[m].area_busy / dur / cfg.qd, load_q[m]);
+	printf("\n");
+}
+
+/* ---- options ---- */
+
+static const struct {
+	const char *name;
+	size_t off;
+} tunables[] = {
+	{ "ewma_weight", offsetof(struct rs_tunables, ewma_weight) },
+	{ "freq_window", offsetof(struct rs_tunables, freq_window) },
+	{ "stall_factor", offsetof(struct rs_tunables, stall_factor) },
+	{ "xor_ns", offsetof(struct rs_tunables, xor_ns) },
+	{ "probe_ms", offsetof(struct rs_tunables, probe_ms) },
+	{ "recon_load_pct", offsetof(struct rs_tunables, recon_load_pct) },
+};
+
+static void set_tunable(const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	unsigned int i;
+
+	if (!eq)
+		die("--tun needs NAME=VALUE, not '%s'", arg);
+	for (i = 0; i < ARRAY_SIZE(tunables); i++) {
+		if (strlen(tunables[i].name) == (size_t)(eq - arg) &&
+		    !strncmp(arg, tunables[i].name, eq - arg)) {
+			*(unsigned int *)((char *)&cfg.tun + tunables[i].off) =
+				(unsigned int)strtoul(eq + 1, NULL, 10);
+			return;
+		}
+	}
+	die("unknown tunable in '%s'", arg);
+}
+
+/* "m:x[:y]" for the disturbances */
+static unsigned int parse_member_arg(const char *arg, double *x, double *y, const char *what)
+{
+	char *end;
+	unsigned long m = strtoul(arg, &end, 10);
+
+	if (*end != ':' || m >= RS_MAX_DEVS)
+		die("%s: expected MEMBER:VALUE, not '%s'", what, arg);
+	*x = strtod(end + 1, &end);
+	if (y) {
+		if (*end != ':')
+			die("%s: expected MEMBER:MS:PERIOD_MS, not '%s'", what, arg);
+		*y = strtod(end + 1, &end);
+	}
+	if (*end)
+		die("%s: trailing characters in '%s'", what, arg);
+	return (unsigned int)m;
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: rainssd-sim [options]\n"
+	      "Simulate a rainssd volume on emulated channels with the module's own policy\n"
+	      "and load-signal code; print read and write latency percentiles.\n"
+	      "  --members N         members (default 5)\n"
+	      "  --chunk-kb K        chunk size (default 16)\n"
+	      "  --lat-us US         service time of every member (default 4000)\n"
+	      "  --lat-list a,b,...  per-member service times\n"
+	      "  --qd Q              requests a member serves at once (default 1)\n"
+	      "  --write-iops R      user write rate, Poisson (default 80)\n"
+	      "  --read-iops R       user read rate, Poisson (default 0)\n"
+	      "  --iodepth D         closed loop instead: D requests outstanding, each\n"
+	      "                      completion starts the next (fio without a rate)\n"
+	      "  --rwmix P           closed loop: P% of the requests are reads (default 0)\n"
+	      "  --write-delay-ms D  member writes wait D ms before reaching the member\n"
+	      "                      (dm-delay on writes, the scenarios' write_extra_ms)\n"
+	      "  --bs-kb K           I/O size (default 4); --ba-kb K alignment (default bs)\n"
+	      "  --region-mb M       region the offsets fall in (default 128)\n"
+	      "  --duration S        simulated seconds measured (default 600)\n"
+	      "  --warmup S          simulated seconds before measuring (default 5)\n"
+	      "  --policy P          count, rmw, rcw or adaptive (default count)\n"
+	      "  --read-policy P     direct, adaptive or reconstruct (default direct)\n"
+	      "  --tun NAME=V        a tunable (ewma_weight, freq_window, stall_factor,\n"
+	      "                      xor_ns, probe_ms, recon_load_pct), as the table line\n"
+	      "  --slow M:F          member M serves F times slower\n"
+	      "  --bg M:F            background load on member M, F of its capacity\n"
+	      "  --stall M:MS:PER    member M stalls MS ms every PER ms\n"
+	      "  --jitter-us J       add an exponential delay of mean J to each service\n"
+	      "  --seed S            random seed (default 1)\n"
+	      "  --json              JSON output\n"
+	      "Exit status: 0 ok, 2 usage error.\n", f);
+}
+
+static void parse_args(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "members", 1, NULL, 'n' }, { "chunk-kb", 1, NULL, 'c' },
+		{ "lat-us", 1, NULL, 'l' }, { "lat-list", 1, NULL, 'L' },
+		{ "qd", 1, NULL, 'q' }, { "write-iops", 1, NULL, 'w' },
+		{ "read-iops", 1, NULL, 'r' }, { "bs-kb", 1, NULL, 'b' },
+		{ "ba-kb", 1, NULL, 'a' }, { "region-mb", 1, NULL, 'R' },
+		{ "duration", 1, NULL, 'd' }, { "warmup", 1, NULL, 'W' },
+		{ "policy", 1, NULL, 'p' }, { "read-policy", 1, NULL, 'P' },
+		{ "tun", 1, NULL, 't' }, { "slow", 1, NULL, 's' }, { "bg", 1, NULL, 'g' },
+		{ "stall", 1, NULL, 'S' }, { "jitter-us", 1, NULL, 'j' },
+		{ "iodepth", 1, NULL, 'i' }, { "rwmix", 1, NULL, 'x' },
+		{ "write-delay-ms", 1, NULL, 'D' }, { "seed", 1, NULL, 'e' }, { "json", 0, NULL, 'J' }, { "help", 0, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	double lat = 4000, x, y;
+	char *list = NULL;
+	unsigned int m;
+	int c;
+
+	cfg.n = 5;
+	cfg.chunk_kb = 16;
+	cfg.qd = 1;
+	cfg.bs_kb = 4;
+	cfg.region_mb = 128;
+	cfg.write_iops = 80;
+	cfg.duration_s = 600;
+	cfg.warmup_s = 5;
+	cfg.seed = 1;
+	cfg.policy = RS_POLICY_COUNT;
+	cfg.read_policy = RS_READ_DIRECT;
+	rs_tunables_default(&cfg.tun);
+	for (m = 0; m < RS_MAX_DEVS; m++)
+		cfg.slow[m] = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n': cfg.n = atoi(optarg); break;
+		case 'c': cfg.chunk_kb = atoi(optarg); break;
+		case 'l': lat = atof(optarg); break;
+		case 'L': list = optarg; break;
+		case 'q': cfg.qd = atoi(optarg); break;
+		case 'w': cfg.write_iops = atof(optarg); break;
+		case 'r': cfg.read_iops = atof(optarg); break;
+		case 'b': cfg.bs_kb = atoi(optarg); break;
+		case 'a': cfg.ba_kb = atoi(optarg); break;
+		case 'R': cfg.region_mb = atoi(optarg); break;
+		case 'd': cfg.duration_s = atof(optarg); break;
+		case 'W': cfg.warmup_s = atof(optarg); break;
+		case 'p':
+			if (rs_policy_parse(optarg, &cfg.policy))
+				die("unknown policy '%s'", optarg);
+			break;
+		case 'P':
+			if (rs_read_policy_parse(optarg, &cfg.read_policy))
+				die("unknown read policy '%s'", optarg);
+			break;
+		case 't': set_tunable(optarg); break;
+		case 's':
+			m = parse_member_arg(optarg, &x, NULL, "--slow");
+			cfg.slow[m] = x;
+			break;
+		case 'g':
+			m = parse_member_arg(optarg, &x, NULL, "--bg");
+			cfg.bg[m] = x;
+			break;
+		case 'S':
+			m = parse_member_arg(optarg, &x, &y, "--stall");
+			cfg.stall_ms[m] = x;
+			cfg.stall_period_ms[m] = y;
+			break;
+		case 'j': cfg.jitter_us = atof(optarg); break;
+		case 'i': cfg.iodepth = atoi(optarg); break;
+		case 'x': cfg.rwmix = atoi(optarg); break;
+		case 'D': cfg.write_delay_ms = atof(optarg); break;
+		case 'e': cfg.seed = strtoull(optarg, NULL, 10); break;
+		case 'J': cfg.json = true; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); exit(2);
+		}
+	}
+	if (optind < argc)
+		die("unexpected argument '%s' (see --help)", argv[optind]);
+	if (rs_geom_init(&geom, cfg.n, cfg.chunk_kb * 2))
+		die("bad geometry: members 3..32, chunk a power of two from 4 to 1024 KiB");
+	if (!cfg.ba_kb)
+		cfg.ba_kb = cfg.bs_kb;
+	if (cfg.rwmix > 100)
+		die("--rwmix is a percentage");
+	if (!cfg.bs_kb || !cfg.qd || cfg.duration_s <= 0 || cfg.warmup_s < 0 ||
+	    (u64)cfg.region_mb * 1024 < cfg.bs_kb)
+		die("bad --bs-kb, --qd, --duration, --warmup or --region-mb");
+	for (m = 0; m < cfg.n; m++)
+		cfg.lat_us[m] = lat;
+	for (m = 0; list && m < cfg.n; m++) {
+		char *end;
+
+		cfg.lat_us[m] = strtod(list, &end);
+		if (end == list)
+			die("--lat-list: bad number at '%s'", list);
+		list = *end == ',' ? end + 1 : NULL;
+	}
+	for (m = 0; m < cfg.n; m++) {
+		if (cfg.lat_us[m] <= 0)
+			die("member %u: the service time must be positive", m);
+		if (cfg.stall_ms[m] > 0 && cfg.stall_period_ms[m] <= cfg.stall_ms[m])
+			die("member %u: the stall period must be longer than the stall", m);
+		mem[m].svc_ns = (u64)(cfg.lat_us[m] * cfg.slow[m] * 1000.0);
+	}
+	rng_state ^= cfg.seed * 0x9E3779B97F4A7C15ULL;
+	if (!rng_state)
+		rng_state = 1;
+}
+
+int main(int argc, char **argv)
+{
+	parse_args(argc, argv);
+	if (rs_load_init(&load, cfg.n, &cfg.tun))
+		die("out of memory");
+	run();
+	report();
+	rs_load_exit(&load);
+	return 0;
+}

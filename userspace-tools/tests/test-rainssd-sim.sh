@@ -1,0 +1,104 @@
+#!/bin/bash
+# Tests of rainssd-sim, the simulator that drives the module's policy and
+# load-signal code (userspace-tools/sim/). Each check prints ok/not ok; the
+# script exits non-zero if any fails. Run from anywhere: make -C
+# userspace-tools test.
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+sim=$here/rainssd-sim
+pass=0 fail=0
+ok() { echo "ok - $1"; pass=$((pass + 1)); }
+bad() { echo "not ok - $1"; fail=$((fail + 1)); }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
+# field JSON EXPR: a value of the simulator's JSON output (python expression on d)
+field() { python3 -c "import json,sys; d=json.loads(sys.argv[1]); print($2)" "$1"; }
+# le A B / near A B TOL: numeric comparisons
+le() { python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) <= float(sys.argv[2]) else 1)" "$1" "$2"; }
+lt() { python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)" "$1" "$2"; }
+near() { python3 -c "import sys; a,b,t=map(float,sys.argv[1:]); sys.exit(0 if abs(a-b) <= t*b else 1)" "$1" "$2" "$3"; }
+
+[ -x "$sim" ] || { echo "not ok - build: $sim missing (make -C userspace-tools)"; exit 1; }
+
+# --- usage and bad input: exit 2 with a message, never a crash ---
+check "help exits 0" bash -c "\"$sim\" --help >/dev/null"
+for args in "--bogus" "--policy nosuch" "--read-policy nosuch" "--members 2" "--chunk-kb 3" \
+	"--tun nosuch=1" "--tun ewma_weight" "--stall 1:40" "--stall 1:400:40" "--bg x:1" \
+	"--lat-list 1,abc" "--rwmix 101" "--duration 0" "extra-arg"; do
+	# shellcheck disable=SC2086
+	out=$("$sim" $args --duration 1 2>&1); rc=$?
+	[ "$args" = "--duration 0" ] && { out=$("$sim" --duration 0 2>&1); rc=$?; }
+	if [ $rc -eq 2 ] && [ -n "$out" ]; then ok "rejects $args"; else bad "rejects $args (exit $rc)"; fi
+done
+
+# --- determinism: the same seed gives the same run, another seed another ---
+a=$("$sim" --duration 20 --read-iops 200 --json --seed 7)
+b=$("$sim" --duration 20 --read-iops 200 --json --seed 7)
+c=$("$sim" --duration 20 --read-iops 200 --json --seed 8)
+check "same seed, same output" test "$a" = "$b"
+check "other seed, other output" test "$a" != "$c"
+
+# --- the queueing engine against theory: direct reads at rate L over N
+# members of service s are N M/D/1 queues at rate L/N: mean response
+# s + rho s / (2 (1 - rho)), rho = L s / N. ---
+for rho in 0.2 0.5 0.8; do
+	rate=$(python3 -c "print($rho * 5 / 0.004)")
+	want=$(python3 -c "r=$rho; s=4.0; print(s + r*s/(2*(1-r)))")
+	out=$("$sim" --write-iops 0 --read-iops "$rate" --duration 2000 --json)
+	got=$(field "$out" "d['read']['mean_ms']")
+	check "M/D/1 mean at rho $rho: $got ms vs $want ms (2%)" near "$got" "$want" 0.02
+done
+# utilisation: reads of 4 ms at 100/s per member keep each member 40% busy
+out=$("$sim" --write-iops 0 --read-iops 500 --duration 1000 --json)
+check "member utilisation 0.4" near "$(field "$out" "sum(m['util'] for m in d['members'])/5")" 0.4 0.02
+
+# --- the parity-update policies: counters follow the write shapes ---
+# 4 KiB writes (one chunk of a 4-chunk stripe): count picks RMW, 2 pre-reads each
+out=$("$sim" --write-iops 50 --duration 200 --json)
+w=$(field "$out" "d['write']['ios']")
+check "count: 4 KiB writes are RMW" test "$(field "$out" "d['counters']['rmw']")" = "$w"
+check "count: 2 pre-reads per 4 KiB write" test "$(field "$out" "d['counters']['prereads']")" = $((2 * w))
+# 48 KiB at 64 KiB alignment: three of four chunks, count picks RCW (1 pre-read)
+out=$("$sim" --write-iops 30 --bs-kb 48 --ba-kb 64 --duration 200 --json)
+w=$(field "$out" "d['write']['ios']")
+check "count: 3-of-4-chunk writes are RCW" test "$(field "$out" "d['counters']['rcw']")" = "$w"
+check "count: 1 pre-read per such write" test "$(field "$out" "d['counters']['prereads']")" = "$w"
+# aligned 64 KiB: full stripes, no pre-reads
+out=$("$sim" --write-iops 30 --bs-kb 64 --ba-kb 64 --duration 200 --json)
+w=$(field "$out" "d['write']['ios']")
+check "full-stripe writes need no pre-reads" test \
+	"$(field "$out" "d['counters']['full_stripe_writes']"):$(field "$out" "d['counters']['prereads']")" = "$w:0"
+# policy rcw on 4 KiB writes: 3 pre-reads each
+out=$("$sim" --write-iops 50 --duration 200 --policy rcw --json)
+w=$(field "$out" "d['write']['ios']")
+check "rcw: 3 pre-reads per 4 KiB write" test "$(field "$out" "d['counters']['prereads']")" = $((3 * w))
+# unaligned 8 KiB writes split at stripes: more operations than user writes
+out=$("$sim" --write-iops 50 --bs-kb 8 --ba-kb 4 --duration 200 --json)
+w=$(field "$out" "d['write']['ios']")
+ops=$(field "$out" "d['counters']['rmw'] + d['counters']['rcw'] + d['counters']['full_stripe_writes']")
+check "8 KiB writes across stripe ends are split ($ops ops for $w writes)" lt "$w" "$ops"
+
+# --- closed loop: QD1 writes take pre-read + write service, plus the write delay ---
+out=$("$sim" --iodepth 1 --write-iops 0 --write-delay-ms 2 --duration 100 --json)
+check "QD1 RMW write = 4 + 4 + 2 ms" near "$(field "$out" "d['write']['mean_ms']")" 10 0.001
+
+# --- the adaptive decisions, in the model (scenario (c): member 2 twice as slow) ---
+slow="--lat-list 4000,4000,8000,4000,4000 --duration 600"
+cw=$("$sim" $slow --write-iops 80 --json)
+aw=$("$sim" $slow --write-iops 80 --policy adaptive --json)
+check "adaptive chooses RCW around the slow member" lt 0 "$(field "$aw" "d['counters']['rcw_adjusted']")"
+check "adaptive lowers write p99.9 around the slow member" \
+	lt "$(field "$aw" "d['write']['p99.9_ms']")" "$(field "$cw" "d['write']['p99.9_ms']")"
+cr=$("$sim" $slow --write-iops 0 --read-iops 300 --json)
+ar=$("$sim" $slow --write-iops 0 --read-iops 300 --read-policy adaptive --json)
+check "adaptive reads rebuild around the slow member" lt 0 "$(field "$ar" "d['counters']['reconstruct_reads']")"
+check "adaptive lowers read p99.99 around the slow member" \
+	lt "$(field "$ar" "d['read']['p99.99_ms']")" "$(field "$cr" "d['read']['p99.99_ms']")"
+check "rebuilt reads relieve the slow member" \
+	lt "$(field "$ar" "d['members'][2]['util']")" "$(field "$cr" "d['members'][2]['util']")"
+# a stall of 40 ms: direct reads caught in it wait the stall out
+out=$("$sim" --write-iops 0 --read-iops 300 --stall 2:40:400 --duration 60 --json)
+check "a 40 ms stall shows in the direct reads' maximum" le 40 "$(field "$out" "d['read']['max_ms']")"
+check "stalls are seen by the load signals" lt 0 "$(field "$out" "d['counters']['stalls_seen']")"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
