@@ -61,8 +61,36 @@ def med(xs):
     return statistics.median(xs) if xs else None
 
 
-def summarize(runs):
-    """Medians over the ok repeats of one contender in one scenario/job."""
+def pooled_pcts(runs, d, pcts=(99.0, 99.9, 99.99)):
+    """Percentiles (us) of direction d over every request of every run
+    together: fio's latency histograms (json+ bins) merged, then read the
+    way fio reads its own (the smallest bin with at least p% of the requests
+    at or below it). None when a run has no histogram."""
+    merged = {}
+    for r in runs:
+        h = r["fio"][d].get("lat_hist_ns")
+        if r["fio"][d]["ios"] and not h:
+            return None
+        for v, c in h or []:
+            merged[v] = merged.get(v, 0) + c
+    total = sum(merged.values())
+    if not total:
+        return None
+    out, acc, vals = {}, 0, sorted(merged.items())
+    want = sorted(pcts)
+    i = 0
+    for v, c in vals:
+        acc += c
+        while i < len(want) and acc >= want[i] / 100.0 * total:
+            out["p%g" % want[i]] = v / 1000.0
+            i += 1
+    return out
+
+
+def summarize(runs, pooled=False):
+    """Medians over the ok repeats of one contender in one scenario/job;
+    with pooled, the percentiles are those of every repeat's requests
+    together (pooled_pcts) instead of the median of each repeat's."""
     ok = [r for r in runs if r.get("status") == "ok"]
     s = {"n": len(ok), "n_err": len(runs) - len(ok),
          "error": next((r["error"] for r in runs if r.get("status") != "ok"), None)}
@@ -77,6 +105,9 @@ def summarize(runs):
         if any(r["fio"][d]["ios"] for r in ok):
             s[d] = {k: med(r["fio"][d]["lat_us"][k] for r in ok if r["fio"][d]["ios"])
                     for k in ("mean", "p99", "p99.9", "p99.99")}
+            pp = pooled_pcts(ok, d) if pooled else None
+            if pp:
+                s[d].update(pp)
             s[d]["iops"] = med(r["fio"][d]["iops"] for r in ok)
             s[d]["ios"] = sum(r["fio"][d]["ios"] for r in ok)
     s["mio"] = med(r["member_ios_per_user_io"] for r in ok)
@@ -103,7 +134,7 @@ def f_ms(us, w=6):
     return ("%.*f" % (1 if v < 100 else 0, v)).rjust(w)
 
 
-def table(d, markdown=False):
+def table(d, markdown=False, pooled=False):
     runs = load_runs(d)
     if not runs:
         return "no run files in %s\n" % d
@@ -130,7 +161,7 @@ def table(d, markdown=False):
         bl = "; ".join("bound %s %.0f IOPS (%s, %.2f member I/Os per I/O)" % (
             k, v["iops"], v["limit"], v["member_ios_per_io"]) if v.get("iops") else "no bound for %s" % k
             for k, v in sorted(b.items()))
-        sums = {c: summarize(by_con[c]) for c in cons}
+        sums = {c: summarize(by_con[c], pooled) for c in cons}
         base = sums.get(BASELINE, {}).get("iops")
         # Markdown shows only the directions the job has.
         dirs = [d for d in ("read", "write") if any(sums[c].get(d) for c in cons)] or ["read", "write"]
@@ -237,7 +268,7 @@ def pivot(d, markdown=False, metric="iops"):
     return "\n".join(lines) + "\n"
 
 
-def versus(d, base, other, markdown=False):
+def versus(d, base, other, markdown=False, pooled=False):
     """One row per scenario/job that ran both contenders: the change of
     each figure of `other` relative to `base`, in percent (negative = lower;
     for latencies lower is better, for IOPS higher). Medians over repeats;
@@ -259,7 +290,7 @@ def versus(d, base, other, markdown=False):
     for scen, job, by_con, _ in group(runs):
         if base not in by_con or other not in by_con:
             continue
-        a, b = summarize(by_con[base]), summarize(by_con[other])
+        a, b = summarize(by_con[base], pooled), summarize(by_con[other], pooled)
         if not a["n"] or not b["n"]:
             continue
         found = True
