@@ -16,12 +16,72 @@
  * no global lock on the I/O path. Buffers hold the rows shape.rows of every
  * member: member m's rows start at page m * npages.
  */
+#include <linux/debugfs.h>
+#include <linux/fault-inject.h>
 #include <linux/hash.h>
 #include <linux/highmem.h>
 #include <linux/slab.h>
 
 #include "rainssd.h"
 #include "rainssd-xor.h"
+
+/*
+ * Fault injection for the tests, in debugfs under rainssd/ (the kernel's
+ * fault-injection attributes: probability, times, interval, ...):
+ * fail_nowait_bio fails a step's non-blocking member bio allocation, so the
+ * step is built again under alloc_lock; fail_buffers fails the buffer page
+ * allocation, so the operation runs on the reserve.
+ */
+enum rs_fault {
+	RS_FAULT_NOWAIT_BIO,
+	RS_FAULT_BUFFERS,
+	RS_NR_FAULTS,
+};
+
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+static struct fault_attr rs_faults[RS_NR_FAULTS] = {
+	[0 ... RS_NR_FAULTS - 1] = FAULT_ATTR_INITIALIZER,
+};
+
+static const char * const rs_fault_names[RS_NR_FAULTS] = {
+	[RS_FAULT_NOWAIT_BIO] = "fail_nowait_bio",
+	[RS_FAULT_BUFFERS] = "fail_buffers",
+};
+
+static struct dentry *rs_debugfs_dir;
+
+void rs_fault_init(void)
+{
+	unsigned int i;
+
+	rs_debugfs_dir = debugfs_create_dir("rainssd", NULL);
+	for (i = 0; i < RS_NR_FAULTS; i++)
+		fault_create_debugfs_attr(rs_fault_names[i], rs_debugfs_dir, &rs_faults[i]);
+}
+
+void rs_fault_exit(void)
+{
+	debugfs_remove_recursive(rs_debugfs_dir);
+}
+
+static bool rs_fault(enum rs_fault f)
+{
+	return should_fail(&rs_faults[f], 1);
+}
+#else
+void rs_fault_init(void)
+{
+}
+
+void rs_fault_exit(void)
+{
+}
+
+static bool rs_fault(enum rs_fault f)
+{
+	return false;
+}
+#endif
 
 /* A member bio of a stripe operation. */
 struct rs_mbio {
@@ -213,7 +273,8 @@ static bool rs_buf_get(struct rs_io *io)
 	if (io->pages)
 		return true;	/* planned again after a failed pre-read */
 	nr = rs->geom.n * io->npages;
-	io->pages = kmalloc_array(nr, sizeof(*io->pages), GFP_NOIO | __GFP_NOWARN);
+	io->pages = rs_fault(RS_FAULT_BUFFERS) ? NULL :
+		    kmalloc_array(nr, sizeof(*io->pages), GFP_NOIO | __GFP_NOWARN);
 	if (io->pages) {
 		for (i = 0; i < nr; i++) {
 			io->pages[i] = alloc_page(GFP_NOIO | __GFP_NOWARN);
@@ -262,7 +323,19 @@ static void rs_mbio_endio(struct bio *bio)
 
 static void rs_mbio_submit(struct rs_io *io, struct rs_mbio *mb)
 {
-	rs_load_issue(&io->rs->load, mb->member, op_is_write(bio_op(&mb->bio)), &mb->tag);
+	struct rainssd *rs = io->rs;
+	unsigned int m = mb->member;
+	bool write = op_is_write(bio_op(&mb->bio));
+
+	if (!write) {
+		if (io->kind != RS_IO_RECON_READ) {
+			rs_stat_inc(rs, RS_STAT_PREREADS);
+			rs_mstat_inc(rs, m, RS_MSTAT_PREREADS);
+		} else if (m != io->member) {
+			rs_mstat_inc(rs, m, RS_MSTAT_RECON_READS);
+		}
+	}
+	rs_load_issue(&rs->load, m, write, &mb->tag);
 	submit_bio_noacct(&mb->bio);
 }
 
@@ -277,9 +350,16 @@ static void rs_member_io(struct rs_io *io, unsigned int m, blk_opf_t opf,
 	struct rs_mbio *mb;
 	struct bio *bio;
 
-	if (start >= end)
+	if (start >= end || io->alloc_failed)
 		return;
-	bio = bio_alloc_bioset(rs->dev[m]->bdev, nr, opf, GFP_NOIO, &rs->bs);
+	if (io->gfp != GFP_NOIO && rs_fault(RS_FAULT_NOWAIT_BIO))
+		bio = NULL;
+	else
+		bio = bio_alloc_bioset(rs->dev[m]->bdev, nr, opf, io->gfp, &rs->bs);
+	if (!bio) {
+		io->alloc_failed = true;
+		return;
+	}
 	mb = container_of(bio, struct rs_mbio, bio);
 	mb->io = io;
 	mb->member = m;
@@ -293,22 +373,16 @@ static void rs_member_io(struct rs_io *io, unsigned int m, blk_opf_t opf,
 		off += n;
 		len -= n;
 	}
-	if (!op_is_write(opf)) {
-		if (io->kind != RS_IO_RECON_READ) {
-			rs_stat_inc(rs, RS_STAT_PREREADS);
-			rs_mstat_inc(rs, m, RS_MSTAT_PREREADS);
-		} else if (m != io->member) {
-			rs_mstat_inc(rs, m, RS_MSTAT_RECON_READS);
-		}
-	}
 	atomic_inc(&io->pending);
 	bio_list_add(&io->batch, bio);
 }
 
-/* Start a batch of member I/O; @next runs when all of it is done. */
-static void rs_batch_begin(struct rs_io *io, void (*next)(struct rs_io *io))
+/* Start a batch of member I/O allocated with @gfp; @next runs when all of it is done. */
+static void rs_batch_begin(struct rs_io *io, void (*next)(struct rs_io *io), gfp_t gfp)
 {
 	io->next = next;
+	io->gfp = gfp;
+	io->alloc_failed = false;
 	atomic_set(&io->pending, 1);
 	bio_list_init(&io->batch);
 }
@@ -353,8 +427,35 @@ static void rs_batch_submit(struct rs_io *io)
 	}
 }
 
-static void rs_batch_end(struct rs_io *io)
+/*
+ * Build one step's member bios with @build (which only calls rs_member_io),
+ * submit them, and run @next when they are all done.
+ *
+ * The bios come from the target's bioset, whose reserve (2 * RS_MAX_DEVS
+ * bios) covers any one step. A step holds its bios until all are built, so
+ * two steps blocking in the allocator at once could each hold part of the
+ * reserve and wait for the other forever (under memory pressure: swap on the
+ * volume). As dm-crypt does for its buffers, the step first allocates without
+ * blocking; if that fails, it gives its bios back and builds them again
+ * under alloc_lock, so only one step at a time blocks with bios in hand, and
+ * the reserve is enough for it.
+ */
+static void rs_batch_run(struct rs_io *io, void (*build)(struct rs_io *io),
+			 void (*next)(struct rs_io *io))
 {
+	struct rainssd *rs = io->rs;
+	struct bio *bio;
+
+	rs_batch_begin(io, next, GFP_NOWAIT);
+	build(io);
+	if (unlikely(io->alloc_failed)) {
+		while ((bio = bio_list_pop(&io->batch)))
+			bio_put(bio);
+		mutex_lock(&rs->alloc_lock);
+		rs_batch_begin(io, next, GFP_NOIO);
+		build(io);
+		mutex_unlock(&rs->alloc_lock);
+	}
 	rs_batch_submit(io);
 	if (atomic_dec_and_test(&io->pending))
 		io->next(io);
@@ -532,9 +633,7 @@ static void rs_op_plan(struct rs_io *io)
 	if (io->from_reserve)
 		io->npages = rs->pages_per_member;
 
-	rs_batch_begin(io, rs_op_compute);
-	rs_issue_prereads(io);
-	rs_batch_end(io);
+	rs_batch_run(io, rs_issue_prereads, rs_op_compute);
 }
 
 static void rs_compute_write(struct rs_io *io)
@@ -601,11 +700,29 @@ static void rs_count_write(struct rs_io *io)
 	}
 }
 
+/* The data and parity writes of a stripe write, into the batch. */
+static void rs_issue_writes(struct rs_io *io)
+{
+	struct rs_stripe_shape *s = &io->shape;
+	blk_opf_t wopf = REQ_OP_WRITE | (io->bio->bi_opf & (REQ_FUA | REQ_SYNC));
+	unsigned int m;
+
+	for (m = 0; m < s->n; m++) {
+		if (rs_member_dead(io->rs, m))
+			continue;
+		if (m == s->parity) {
+			if (io->mode != RS_WRITE_NOPARITY)
+				rs_member_io(io, m, wopf, s->rows.start, s->rows.end);
+		} else {
+			rs_member_io(io, m, wopf, s->w[m].start, s->w[m].end);
+		}
+	}
+}
+
 static void rs_op_compute(struct rs_io *io)
 {
 	struct rainssd *rs = io->rs;
 	struct rs_stripe_shape *s = &io->shape;
-	blk_opf_t wopf = REQ_OP_WRITE | (io->bio->bi_opf & (REQ_FUA | REQ_SYNC));
 	unsigned int m;
 
 	if (io->reread)
@@ -631,18 +748,7 @@ static void rs_op_compute(struct rs_io *io)
 
 	rs_compute_write(io);
 	rs_count_write(io);
-	rs_batch_begin(io, rs_op_finish);
-	for (m = 0; m < s->n; m++) {
-		if (rs_member_dead(rs, m))
-			continue;
-		if (m == s->parity) {
-			if (io->mode != RS_WRITE_NOPARITY)
-				rs_member_io(io, m, wopf, s->rows.start, s->rows.end);
-		} else {
-			rs_member_io(io, m, wopf, s->w[m].start, s->w[m].end);
-		}
-	}
-	rs_batch_end(io);
+	rs_batch_run(io, rs_issue_writes, rs_op_finish);
 }
 
 /*
@@ -696,6 +802,7 @@ int rs_io_init(struct rainssd *rs)
 	if (!rs->wq)
 		goto bad;
 	INIT_WORK(&rs->event_work, rs_event_work);
+	mutex_init(&rs->alloc_lock);
 	return 0;
 bad:
 	rs_io_exit(rs);

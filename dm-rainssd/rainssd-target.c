@@ -661,11 +661,16 @@ static struct target_type rainssd_target = {
 
 static int __init dm_rainssd_init(void)
 {
-	return dm_register_target(&rainssd_target);
+	int r = dm_register_target(&rainssd_target);
+
+	if (!r)
+		rs_fault_init();
+	return r;
 }
 
 static void __exit dm_rainssd_exit(void)
 {
+	rs_fault_exit();
 	dm_unregister_target(&rainssd_target);
 }
 

@@ -96,6 +96,7 @@ struct rainssd {
 	unsigned int pages_per_member;	/* pages per member in a full-chunk buffer */
 
 	struct bio_set bs;
+	struct mutex alloc_lock;	/* one step at a time may block for member bios */
 	struct workqueue_struct *wq;
 	struct work_struct event_work;
 };
@@ -127,6 +128,8 @@ struct rs_io {
 	void (*next)(struct rs_io *io);	/* what the work item runs */
 	atomic_t pending;
 	struct bio_list batch;		/* member bios built, not yet submitted */
+	gfp_t gfp;			/* how the batch's bios are allocated */
+	bool alloc_failed;		/* a non-blocking allocation failed: build again */
 	bool reread;			/* a pre-read failed: plan again */
 	bool recon_direct;		/* rebuilt read served from its own member */
 	enum rs_why why;		/* why io->mode (adaptive statistics) */
@@ -164,5 +167,7 @@ int rs_io_init(struct rainssd *rs);
 void rs_io_exit(struct rainssd *rs);
 void rs_member_failed(struct rainssd *rs, unsigned int m);
 void rs_submit_stripe_io(struct rs_io *io);
+void rs_fault_init(void);
+void rs_fault_exit(void);
 
 #endif
