@@ -743,16 +743,15 @@ static void run(void)
 		}
 		switch (ev.type) {
 		case EV_USER_WRITE:
-			if (!arrivals)
-				break;
-			user_write();
-			ev_push(ev.t + rng_exp_ns(1e9 / cfg.write_iops), EV_USER_WRITE, 0, NULL);
-			break;
 		case EV_USER_READ:
 			if (!arrivals)
 				break;
-			user_read();
-			ev_push(ev.t + rng_exp_ns(1e9 / cfg.read_iops), EV_USER_READ, 0, NULL);
+			if (ev.type == EV_USER_WRITE)
+				user_write();
+			else
+				user_read();
+			ev_push(ev.t + rng_exp_ns(1e9 / (ev.type == EV_USER_WRITE ? cfg.write_iops :
+								 cfg.read_iops)), ev.type, 0, NULL);
 			break;
 		case EV_BG:
 			if (!arrivals)
