@@ -92,7 +92,7 @@ def scenario_args(sc):
     return out
 
 
-def run(scenarios, duration=600, seed=1, only=None, jitter_us=0, log=print):
+def run(scenarios, duration=600, seed=1, only=None, jitter_us=0, extra=(), log=print):
     """Every (scenario, job, rainssd contender) through the simulator."""
     from .invm import Runner
     ensure_built()
@@ -114,6 +114,7 @@ def run(scenarios, duration=600, seed=1, only=None, jitter_us=0, log=print):
                 args += ["--duration", str(duration), "--seed", str(seed), "--json"]
                 if jitter_us:
                     args += ["--jitter-us", str(jitter_us)]
+                args += list(extra)
                 r = subprocess.run([SIM] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 if r.returncode != 0:
                     raise RuntimeError("rainssd-sim %s: %s" % (" ".join(args), r.stderr.strip()))
@@ -198,3 +199,28 @@ def versus(recs, base, other, markdown=False):
     title = "%s against %s, change in the model (negative is better)\n" % (other, base)
     return ("**%s**\n" % title.strip() if markdown else title) + ("\n" if markdown else "") + \
         _table(head, rows, markdown)
+
+
+def jitter_hist(runs, job, contenders):
+    """The extra time of the direct QD1 reads of `job` in a bench run: each
+    request's latency minus its channel's service time, as a histogram
+    [(extra_us, count)] merged over the runs of `contenders`. On idle members
+    at QD 1 every request sees the bare channel, so what is left is the path's
+    cost, and under QEMU/TCG the emulator's (bench/scenarios/path-cost.conf)."""
+    hist, used = {}, []
+    for r in runs:
+        if r.get("status") != "ok" or r["job"] != job or r["contender"] not in contenders:
+            continue
+        env = r["fio_env"]
+        if int(env.get("IODEPTH", 1)) * int(env.get("NUMJOBS", 1)) != 1 or r["fio"]["write"]["ios"]:
+            raise ValueError("%s: want a read-only job at QD 1" % r["_file"])
+        lat = r["channel"]["lat_us"]
+        if len(set(lat)) != 1 or any(r["disturb"][k] for k in ("slow", "background", "stall")):
+            raise ValueError("%s: want equal, undisturbed members" % r["_file"])
+        for v, c in r["fio"]["read"]["lat_hist_ns"]:
+            us = max(0, int(round(v / 1000.0 - lat[0])))
+            hist[us] = hist.get(us, 0) + c
+        used.append(r["_file"])
+    if not used:
+        raise ValueError("no ok runs of job %s by %s" % (job, ", ".join(contenders)))
+    return sorted(hist.items()), used

@@ -81,6 +81,7 @@ struct config {
 	double bg[RS_MAX_DEVS];		/* background load, fraction of nominal capacity */
 	double stall_ms[RS_MAX_DEVS], stall_period_ms[RS_MAX_DEVS];
 	double write_iops, read_iops, duration_s, warmup_s, jitter_us, write_delay_ms;
+	bool jitter_after;		/* the jitter delays completions, not the member */
 	unsigned int iodepth, rwmix;	/* closed loop: requests outstanding, % reads */
 	enum rs_policy policy;
 	enum rs_read_policy read_policy;
@@ -90,6 +91,12 @@ struct config {
 };
 
 static struct config cfg;
+
+/* An empirical distribution of extra service time (--jitter-file): a CDF. */
+static struct {
+	double *us, *cum;
+	size_t n;
+} jit;
 
 static void die(const char *fmt, ...)
 {
@@ -107,6 +114,7 @@ static void die(const char *fmt, ...)
 
 enum ev_type {
 	EV_USER_WRITE, EV_USER_READ, EV_BG, EV_DONE, EV_STALL_BEGIN, EV_STALL_END, EV_SUBMIT,
+	EV_FREE,
 };
 
 struct event {
@@ -176,6 +184,7 @@ struct op;
 
 struct req {
 	struct req *next;
+	u64 extra;		/* jitter_after: the completion is seen this much later */
 	struct op *op;		/* NULL: background load */
 	unsigned int member;
 	bool write;
@@ -212,21 +221,82 @@ static void mem_account(struct member *mb)
 	mb->last_t = kshim_now_ns;
 }
 
+static u64 jitter_sample_ns(void)
+{
+	double u = rng_unit() * jit.cum[jit.n - 1];
+	size_t lo = 0, hi = jit.n - 1;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (jit.cum[mid] < u)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (u64)(jit.us[lo] * 1000.0);
+}
+
+/*
+ * Read "<extra_us> <weight>" lines (a histogram; '#' starts a comment) of
+ * the extra time a request spends beyond its member's service time.
+ */
+static void jitter_load(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[256];
+	unsigned int lineno = 0;
+	double total = 0;
+
+	if (!f)
+		die("--jitter-file %s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		double us, w;
+		char *hash = strchr(line, '#');
+
+		lineno++;
+		if (hash)
+			*hash = 0;
+		if (strspn(line, " \t\r\n") == strlen(line))
+			continue;
+		if (sscanf(line, "%lf %lf", &us, &w) != 2 || us < 0 || w < 0)
+			die("--jitter-file %s:%u: want '<extra_us> <weight>'", path, lineno);
+		jit.us = realloc(jit.us, (jit.n + 1) * sizeof(*jit.us));
+		jit.cum = realloc(jit.cum, (jit.n + 1) * sizeof(*jit.cum));
+		if (!jit.us || !jit.cum)
+			die("out of memory");
+		total += w;
+		jit.us[jit.n] = us;
+		jit.cum[jit.n++] = total;
+	}
+	fclose(f);
+	if (!jit.n || total <= 0)
+		die("--jitter-file %s: no weight in it", path);
+}
+
 static void mem_dispatch(unsigned int m)
 {
 	struct member *mb = &mem[m];
 
 	while (mb->busy < cfg.qd && mb->qhead) {
 		struct req *r = mb->qhead;
-		u64 svc = mb->svc_ns;
+		u64 svc = mb->svc_ns, extra = 0;
 
 		mb->qhead = r->next;
 		if (!mb->qhead)
 			mb->qtail = NULL;
 		mb->busy++;
 		if (cfg.jitter_us > 0)
-			svc += rng_exp_ns(cfg.jitter_us * 1000.0);
-		ev_push(kshim_now_ns + svc, EV_DONE, m, r);
+			extra += rng_exp_ns(cfg.jitter_us * 1000.0);
+		if (jit.n)
+			extra += jitter_sample_ns();
+		if (cfg.jitter_after) {
+			/* the member is free at the end of the service time */
+			r->extra = extra;
+			ev_push(kshim_now_ns + svc, EV_FREE, m, r);
+		} else {
+			ev_push(kshim_now_ns + svc + extra, EV_DONE, m, r);
+		}
 	}
 	if (mb->holding && !mb->timer && !mb->busy && !mb->qhead) {
 		/* drained: the suspend is complete, the stall time starts */
@@ -522,13 +592,27 @@ static void op_put(struct op *op)
 	op_done(op);
 }
 
-static void req_done(struct req *r)
+/* jitter_after: the member has served @r; its completion is seen later. */
+static void req_free(struct req *r)
 {
 	struct member *mb = &mem[r->member];
 
 	mem_account(mb);
 	mb->busy--;
 	mb->queued--;
+	mem_dispatch(r->member);
+	ev_push(kshim_now_ns + r->extra, EV_DONE, r->member, r);
+}
+
+static void req_done(struct req *r)
+{
+	struct member *mb = &mem[r->member];
+
+	if (!cfg.jitter_after) {
+		mem_account(mb);
+		mb->busy--;
+		mb->queued--;
+	}
 	if (measuring) {
 		mb->served++;
 		if (r->op)
@@ -536,7 +620,8 @@ static void req_done(struct req *r)
 	}
 	if (r->op && rs_load_done(&load, r->member, &r->tag))
 		stat_inc(ST_STALLS);
-	mem_dispatch(r->member);
+	if (!cfg.jitter_after)
+		mem_dispatch(r->member);
 	if (r->op) {
 		struct op *op = r->op;
 
@@ -772,6 +857,9 @@ static void run(void)
 		case EV_SUBMIT:
 			mem_submit(ev.p);
 			break;
+		case EV_FREE:
+			req_free(ev.p);
+			break;
 		}
 		if (!arrivals && measuring) {
 			for (m = 0; m < cfg.n; m++)
@@ -936,6 +1024,10 @@ static void usage(FILE *f)
 	      "  --bg M:F            background load on member M, F of its capacity\n"
 	      "  --stall M:MS:PER    member M stalls MS ms every PER ms\n"
 	      "  --jitter-us J       add an exponential delay of mean J to each service\n"
+	      "  --jitter-file F     add a delay drawn from F, lines '<extra_us> <weight>'\n"
+	      "                      (a histogram, e.g. an emulator's measured overhead)\n"
+	      "  --jitter-after      the jitter delays each completion without keeping\n"
+	      "                      the member busy (default: it lengthens the service)\n"
 	      "  --seed S            random seed (default 1)\n"
 	      "  --json              JSON output\n"
 	      "Exit status: 0 ok, 2 usage error.\n", f);
@@ -953,6 +1045,7 @@ static void parse_args(int argc, char **argv)
 		{ "policy", 1, NULL, 'p' }, { "read-policy", 1, NULL, 'P' },
 		{ "tun", 1, NULL, 't' }, { "slow", 1, NULL, 's' }, { "bg", 1, NULL, 'g' },
 		{ "stall", 1, NULL, 'S' }, { "jitter-us", 1, NULL, 'j' },
+		{ "jitter-file", 1, NULL, 'F' }, { "jitter-after", 0, NULL, 'A' },
 		{ "iodepth", 1, NULL, 'i' }, { "rwmix", 1, NULL, 'x' },
 		{ "write-delay-ms", 1, NULL, 'D' }, { "seed", 1, NULL, 'e' }, { "json", 0, NULL, 'J' }, { "help", 0, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -1013,6 +1106,8 @@ static void parse_args(int argc, char **argv)
 			cfg.stall_period_ms[m] = y;
 			break;
 		case 'j': cfg.jitter_us = atof(optarg); break;
+		case 'F': jitter_load(optarg); break;
+		case 'A': cfg.jitter_after = true; break;
 		case 'i': cfg.iodepth = atoi(optarg); break;
 		case 'x': cfg.rwmix = atoi(optarg); break;
 		case 'D': cfg.write_delay_ms = atof(optarg); break;
