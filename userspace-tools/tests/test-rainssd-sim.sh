@@ -81,6 +81,25 @@ check "8 KiB writes across stripe ends are split ($ops ops for $w writes)" lt "$
 out=$("$sim" --iodepth 1 --write-iops 0 --write-delay-ms 2 --duration 100 --json)
 check "QD1 RMW write = 4 + 4 + 2 ms" near "$(field "$out" "d['write']['mean_ms']")" 10 0.001
 
+# --- an extra time per request from a histogram (--jitter-file) ---
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+printf '# a constant 1 ms\n1000 1\n' >"$tmp/j1"
+printf '1000 1\nabc 2\n' >"$tmp/bad"
+printf '# nothing\n' >"$tmp/empty"
+q1="--iodepth 1 --write-iops 0 --rwmix 100 --duration 100 --json"
+busy=$("$sim" $q1 --jitter-file "$tmp/j1")
+after=$("$sim" $q1 --jitter-file "$tmp/j1" --jitter-after)
+check "jitter: QD1 reads take 4 + 1 ms" near "$(field "$busy" "d['read']['mean_ms']")" 5 0.001
+check "jitter-after: the same latency" near "$(field "$after" "d['read']['mean_ms']")" 5 0.001
+# 200 reads/s over 5 members: busy 5 ms each (0.2) or 4 ms (0.16) with --jitter-after
+check "jitter keeps the member busy" near "$(field "$busy" "d['members'][0]['util']")" 0.2 0.05
+check "jitter-after frees the member" near "$(field "$after" "d['members'][0]['util']")" 0.16 0.05
+for f in bad empty nosuch; do
+	out=$("$sim" --duration 1 --jitter-file "$tmp/$f" 2>&1); rc=$?
+	if [ $rc -eq 2 ] && [ -n "$out" ]; then ok "rejects jitter file $f"; else bad "rejects jitter file $f (exit $rc)"; fi
+done
+
 # --- the adaptive decisions, in the model (scenario (c): member 2 twice as slow) ---
 slow="--lat-list 4000,4000,8000,4000,4000 --duration 600"
 cw=$("$sim" $slow --write-iops 80 --json)
