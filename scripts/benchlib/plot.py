@@ -74,7 +74,7 @@ def _panels(groups):
     return [(k, panels[k]) for k in order]
 
 
-def plot_dir(d, png_dir, prefix=""):
+def plot_dir(d, png_dir, prefix="", pooled=False):
     plt = _mpl()
     runs = report.load_runs(d)
     if not runs:
@@ -102,7 +102,7 @@ def plot_dir(d, png_dir, prefix=""):
         jobs.setdefault(job, []).append(scen)
     shared = [j for j, sc in jobs.items() if len(sc) > 1]
     if shared:
-        made += _plot_across(plt, groups, shared, labels, col, png_dir, prefix)
+        made += _plot_across(plt, groups, shared, labels, col, png_dir, prefix, pooled)
     return made
 
 
@@ -163,7 +163,7 @@ def _save(plt, fig, png_dir, name, made):
     made.append(p)
 
 
-def _plot_across(plt, groups, shared, labels, col, png_dir, prefix):
+def _plot_across(plt, groups, shared, labels, col, png_dir, prefix, pooled=False):
     made = []
     scen_order = []
     for g in groups:
@@ -179,7 +179,7 @@ def _plot_across(plt, groups, shared, labels, col, png_dir, prefix):
         g = by.get((scen, job))
         if not g or c not in g[2]:
             return None
-        s = report.summarize(g[2][c])
+        s = report.summarize(g[2][c], pooled)
         return s if s["n"] else None
     # IOPS
     fig, axes = plt.subplots(1, len(shared), figsize=(max(6.5, 4.2 * len(shared)), 3.8), squeeze=False)
@@ -216,7 +216,8 @@ def _plot_across(plt, groups, shared, labels, col, png_dir, prefix):
             _bars(ax, [short(s) for s in scs], series, col, log=True)
             ax.set_title("%s: %s latency, %s (ms)" % (job, d, m), fontsize=9)
     _legend(fig, axes.flat)
-    fig.suptitle("latency per scenario (x: no data, the contender failed)", fontsize=10)
+    fig.suptitle("latency per scenario, %s (x: no data, the contender failed)" % (
+        "repeats pooled" if pooled else "median of repeats"), fontsize=10)
     fig.tight_layout(rect=(0, 0.07, 1, 0.96))
     _save(plt, fig, png_dir, "%sacross-lat.png" % prefix, made)
     # CV of the member load
