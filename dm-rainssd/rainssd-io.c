@@ -21,6 +21,7 @@
 #include <linux/hash.h>
 #include <linux/highmem.h>
 #include <linux/slab.h>
+#include <linux/timekeeping.h>
 
 #include "rainssd.h"
 #include "rainssd-xor.h"
@@ -181,6 +182,8 @@ static void rs_op_lock(struct rs_io *io)
 /* Entry point: run the stripe operation @io (a write or a rebuilt read). */
 void rs_submit_stripe_io(struct rs_io *io)
 {
+	if (io->kind == RS_IO_RECON_READ)
+		io->t_map = ktime_get_ns();
 	INIT_WORK(&io->work, rs_op_work);
 	io->pages = NULL;
 	io->from_reserve = false;
@@ -304,6 +307,13 @@ static bool rs_buf_get(struct rs_io *io)
 
 /* ---- member I/O ---- */
 
+/* The last member bio of a batch is done; a rebuilt read notes when. */
+static void rs_batch_done(struct rs_io *io)
+{
+	if (io->kind == RS_IO_RECON_READ)
+		io->t_done = ktime_get_ns();
+}
+
 static void rs_mbio_endio(struct bio *bio)
 {
 	struct rs_mbio *mb = container_of(bio, struct rs_mbio, bio);
@@ -317,8 +327,10 @@ static void rs_mbio_endio(struct bio *bio)
 			io->reread = true;
 	}
 	bio_put(bio);
-	if (atomic_dec_and_test(&io->pending))
+	if (atomic_dec_and_test(&io->pending)) {
+		rs_batch_done(io);
 		rs_op_queue(io, io->next);
+	}
 }
 
 static void rs_mbio_submit(struct rs_io *io, struct rs_mbio *mb)
@@ -456,9 +468,13 @@ static void rs_batch_run(struct rs_io *io, void (*build)(struct rs_io *io),
 		build(io);
 		mutex_unlock(&rs->alloc_lock);
 	}
+	if (io->kind == RS_IO_RECON_READ)
+		io->t_issue = ktime_get_ns();
 	rs_batch_submit(io);
-	if (atomic_dec_and_test(&io->pending))
+	if (atomic_dec_and_test(&io->pending)) {
+		rs_batch_done(io);
 		io->next(io);
+	}
 }
 
 /* ---- copying between the user bio and the buffers ---- */
@@ -743,6 +759,10 @@ static void rs_op_compute(struct rs_io *io)
 			}
 		}
 		rs_copy_bio(io, true);
+		/* What the rebuild cost beyond its reads, for the read policy's t_xor. */
+		if (io->by_choice && !io->recon_direct && !rs_dead_count(rs))
+			rs_load_rebuilt(&rs->load, io->t_issue - io->t_map +
+					ktime_get_ns() - io->t_done);
 		return rs_op_finish(io);
 	}
 

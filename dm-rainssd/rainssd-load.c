@@ -114,6 +114,17 @@ bool rs_load_done(struct rs_load *l, unsigned int member, const struct rs_load_t
 	return stall;
 }
 
+/* Record what one read rebuilt by the read policy cost beyond its member reads. */
+void rs_load_rebuilt(struct rs_load *l, u64 ns)
+{
+	unsigned int weight = max(1U, READ_ONCE(l->tun->ewma_weight));
+	int n = atomic_read(&l->rebuild_samples);
+
+	rs_ewma(&l->rebuild_ns, ns, weight, !n);
+	if (n < INT_MAX)
+		atomic_inc(&l->rebuild_samples);
+}
+
 static u32 rs_clamp32(u64 v)
 {
 	return min_t(u64, v, U32_MAX);
@@ -129,6 +140,8 @@ void rs_load_snapshot(struct rs_load *l, unsigned long dead_mask, struct rs_load
 	unsigned int i;
 
 	snap->n = l->n;
+	snap->t_rebuild = atomic_read(&l->rebuild_samples) ?
+			  rs_clamp32(atomic64_read(&l->rebuild_ns)) : 0;
 	for (i = 0; i < l->n; i++) {
 		struct rs_member_load *ml = &l->m[i];
 		struct rs_member_snap *s = &snap->m[i];

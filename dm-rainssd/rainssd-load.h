@@ -17,7 +17,12 @@
  *    member with requests in flight and no completion for stall_factor
  *    service times is stalled; its expected remaining stall is the average
  *    of the stalls seen before minus the time already stalled, or the time
- *    already stalled when that is longer.
+ *    already stalled when that is longer;
+ *  - for the whole target, what a read rebuilt by the read policy costs
+ *    beyond its member reads (the papers' t_xor): the time from the map to
+ *    the submission of its member reads (stripe lock, work item, buffers)
+ *    plus the time from the last of them to its end (work item, XOR, copy),
+ *    averaged like the service times.
  *
  * Everything is lock-free: atomics only, updated without a lock. Two CPUs
  * updating an average at the same moment may lose one sample, which the
@@ -62,6 +67,8 @@ struct rs_load {
 	unsigned int n;
 	const struct rs_tunables *tun;
 	struct rs_member_load *m;
+	atomic64_t rebuild_ns;		/* t_xor measured: a rebuilt read's own cost */
+	atomic_t rebuild_samples;
 };
 
 /* Requests the target has in flight on @member, reads and writes. */
@@ -75,6 +82,7 @@ void rs_load_exit(struct rs_load *l);
 void rs_load_issue(struct rs_load *l, unsigned int member, bool write,
 		   struct rs_load_tag *tag);
 bool rs_load_done(struct rs_load *l, unsigned int member, const struct rs_load_tag *tag);
+void rs_load_rebuilt(struct rs_load *l, u64 ns);
 void rs_load_snapshot(struct rs_load *l, unsigned long dead_mask, struct rs_load_snap *snap);
 
 #endif

@@ -314,6 +314,18 @@ u64 rs_cost_read_direct(const struct rs_load_snap *ls, unsigned int target,
 }
 
 /*
+ * t_xor: what a rebuilt read costs beyond its member reads. The paper's is
+ * its controller's XOR time; a host target pays a stripe lock, two work
+ * item hops, buffers, the XOR and a copy, which the load signals measure
+ * (t_rebuild). xor_ns is the least value taken, and the value until a
+ * rebuilt read has been measured.
+ */
+static u64 rs_t_xor(const struct rs_load_snap *ls, const struct rs_tunables *t)
+{
+	return max_t(u64, t->xor_ns, ls->t_rebuild);
+}
+
+/*
  * T_B, the cost of rebuilding the read from the other members, TODAES'22
  * Eq. 4, T_B = t_xor + t_rd * sum_{i != 0} n_i: the delay the k-1 inserted
  * reads add to the requests queued on the other members. The paper's SSD
@@ -341,7 +353,7 @@ u64 rs_cost_read_recon(const struct rs_load_snap *ls, unsigned int target,
 		slowest = max(slowest, rs_member_wait(m) + m->t_read);
 	}
 	/* delay < 31 * 2^52 < 2^57: weighting it needs mul_u64_u32_div. */
-	return t->xor_ns + slowest + mul_u64_u32_div(delay, t->recon_load_pct, 100);
+	return rs_t_xor(ls, t) + slowest + mul_u64_u32_div(delay, t->recon_load_pct, 100);
 }
 
 /*

@@ -92,6 +92,7 @@ struct rs_member_snap {
 
 struct rs_load_snap {
 	unsigned int n;
+	u32 t_rebuild;		/* measured cost of a rebuilt read beyond its reads, 0 none */
 	struct rs_member_snap m[RS_MAX_DEVS];
 };
 
@@ -103,7 +104,7 @@ struct rs_tunables {
 	unsigned int ewma_weight;	/* service times average ~this many completions */
 	unsigned int freq_window;	/* arrivals per rate window (TODAES'22: 128) */
 	unsigned int stall_factor;	/* busy, no completion for this many service times */
-	unsigned int xor_ns;		/* extra cost of a reconstruct read (t_xor) */
+	unsigned int xor_ns;		/* least extra cost of a reconstruct read (t_xor) */
 	unsigned int probe_ms;		/* read a bypassed member directly this often */
 	unsigned int recon_load_pct;	/* weight of the load terms of T_A and T_B, % */
 };

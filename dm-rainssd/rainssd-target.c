@@ -13,7 +13,7 @@
 
 #include "rainssd.h"
 
-#define RS_VERSION_STR "1.1.0"
+#define RS_VERSION_STR "1.2.0"
 
 /* The numeric tunables: table arguments and messages of the same name. */
 struct rs_tunable_desc {
@@ -138,7 +138,7 @@ static void rs_free(struct rainssd *rs)
  *   ewma_weight <1..1024>		service-time average window (16)
  *   freq_window <1..65536>		arrival-rate window in requests (128)
  *   stall_factor <0..1000>		stall threshold in service times (8; 0 off)
- *   xor_ns <0..10000000>		t_xor of a reconstruct read (20000)
+ *   xor_ns <0..10000000>		least t_xor of a reconstruct read (20000)
  *   probe_ms <0..60000>		refresh a bypassed member's estimates (100; 0 off)
  *   recon_load_pct <0..1000>		weight of the read model's load terms (100)
  */
@@ -497,7 +497,7 @@ static unsigned int rs_us(u64 ns)
  *   <version> <#devs> <health> <reads> <writes> <full_stripe_writes> <rmw>
  *   <rcw> <degraded_writes> <prereads> <reconstruct_reads> <policy>
  *   <read_policy> <rmw_adjusted> <rcw_adjusted> <cold_fallbacks>
- *   <policy_reconstructs> <probes> <member_0> ... <member_N-1>
+ *   <policy_reconstructs> <probes> <rebuild_us> <member_0> ... <member_N-1>
  * health has one character per member: A alive, D dead. Each member word is
  *   <reads_in_flight>:<writes_in_flight>:<t_read_us>:<t_write_us>:
  *   <arrivals_per_s>:<stall_ms>:<prereads>:<reconstruct_reads>:<bypassed>:<stalls>
@@ -521,6 +521,7 @@ static void rs_status_info(struct rainssd *rs, char *result, unsigned int maxlen
 		DMEMIT(" %llu", st->c[i]);
 	snap = get_cpu_ptr(rs->snap);
 	rs_load_snapshot(&rs->load, READ_ONCE(rs->dead_mask), snap);
+	DMEMIT(" %u", rs_us(snap->t_rebuild));
 	for (i = 0; i < n; i++) {
 		const struct rs_member_snap *m = &snap->m[i];
 
@@ -646,7 +647,7 @@ static void rs_postsuspend(struct dm_target *ti)
 
 static struct target_type rainssd_target = {
 	.name = "rainssd",
-	.version = {1, 1, 0},
+	.version = {1, 2, 0},
 	.module = THIS_MODULE,
 	.ctr = rs_ctr,
 	.dtr = rs_dtr,

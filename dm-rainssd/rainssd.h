@@ -118,6 +118,9 @@ struct rs_io {
 	struct bvec_iter iter;		/* the bio's logical iterator, as mapped */
 	struct rs_load_tag tag;		/* direct read: for the member's load signals */
 	bool by_choice;			/* a live member's read rebuilt by the read policy */
+	u64 t_map;			/* rebuilt read: mapped, ns */
+	u64 t_issue;			/* rebuilt read: its member reads submitted */
+	u64 t_done;			/* rebuilt read: the last of them completed */
 
 	/* Stripe operations only. */
 	u64 stripe;

@@ -719,6 +719,38 @@ static void rs_read_edges(struct kunit *test)
 	KUNIT_EXPECT_GT(test, c.cost_recon, 10 * c.cost_direct);
 }
 
+/*
+ * t_xor as measured: a rebuilt read that costs more beyond its member reads
+ * than the direct read would save is not worth it. Member 2 answers in
+ * 3 ms, the others in 1 ms, all idle: T_A = 3 ms, T_B = t_xor + 1 ms.
+ */
+static void rs_read_measured_xor(struct kunit *test)
+{
+	struct rs_read_choice c;
+	struct rs_tunables t;
+	struct rs_load_snap ls;
+
+	tun_default(&t);
+	snap_idle(&ls, 4, 1000 * US, 1000 * US);
+	ls.m[2].t_read = 3000 * US;
+	/* Nothing measured yet: xor_ns (19 us). */
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(&ls, 2, &t, &c));
+	KUNIT_EXPECT_EQ(test, c.cost_direct, 3000ULL * US);
+	KUNIT_EXPECT_EQ(test, c.cost_recon, 1019ULL * US);
+	/* Measured below xor_ns: xor_ns is the floor. */
+	ls.t_rebuild = 5 * US;
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(&ls, 2, &t, &c));
+	KUNIT_EXPECT_EQ(test, c.cost_recon, 1019ULL * US);
+	/* Measured 1.5 ms: still worth 0.5 ms. */
+	ls.t_rebuild = 1500 * US;
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(&ls, 2, &t, &c));
+	KUNIT_EXPECT_EQ(test, c.cost_recon, 2500ULL * US);
+	/* Measured 2.5 ms: the rebuild would cost more than it saves. */
+	ls.t_rebuild = 2500 * US;
+	KUNIT_EXPECT_FALSE(test, rs_plan_read(&ls, 2, &t, &c));
+	KUNIT_EXPECT_EQ(test, c.cost_recon, 3500ULL * US);
+}
+
 static void rs_read_policy_names(struct kunit *test)
 {
 	enum rs_read_policy p;
@@ -741,6 +773,7 @@ static struct kunit_case rs_read_cases[] = {
 	KUNIT_CASE(rs_read_foreign_load),
 	KUNIT_CASE(rs_read_symmetric_is_direct),
 	KUNIT_CASE(rs_read_edges),
+	KUNIT_CASE(rs_read_measured_xor),
 	KUNIT_CASE(rs_read_policy_names),
 	{}
 };
@@ -919,10 +952,38 @@ static void rs_load_arrival_rate(struct kunit *test)
 	rs_load_done(l, 2, &tag);
 }
 
+/* The measured cost of a rebuilt read, averaged like the service times. */
+static void rs_load_rebuild_cost(struct kunit *test)
+{
+	struct rs_load_snap *ls = kunit_kzalloc(test, sizeof(*ls), GFP_KERNEL);
+	struct rs_tunables t;
+	struct rs_load *l = load_new(test, 3, &t);
+	unsigned int i;
+	u32 prev;
+
+	KUNIT_ASSERT_NOT_NULL(test, ls);
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_EQ(test, ls->t_rebuild, 0U);	/* none measured yet */
+	rs_load_rebuilt(l, 500 * US);
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_EQ(test, ls->t_rebuild, 500U * US);	/* the first sample */
+	for (i = 0; i < t.ewma_weight; i++)
+		rs_load_rebuilt(l, 100 * US);
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_LT(test, ls->t_rebuild, 300U * US);	/* moved toward 100 us */
+	KUNIT_EXPECT_GT(test, ls->t_rebuild, 100U * US);
+	/* One huge sample (a rebuild stuck behind a long write) moves it little. */
+	prev = ls->t_rebuild;
+	rs_load_rebuilt(l, 10ULL * NSEC_PER_SEC);
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_LE(test, ls->t_rebuild, prev + 3 * prev / t.ewma_weight);
+}
+
 static struct kunit_case rs_load_cases[] = {
 	KUNIT_CASE(rs_load_counts_and_estimates),
 	KUNIT_CASE(rs_load_stalls),
 	KUNIT_CASE(rs_load_arrival_rate),
+	KUNIT_CASE(rs_load_rebuild_cost),
 	{}
 };
 

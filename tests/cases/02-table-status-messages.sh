@@ -18,11 +18,11 @@ dmsetup reload rs0 --table "$got" && dmsetup resume rs0 || fail "reload of the p
 st=$(dmsetup status rs0)
 note "status: $st"
 set -- $st
-# 3 words of dmsetup, 12 basic, read_policy, 5 counters, one word per member
-[ $# -eq 25 ] || fail "status has $# words, want 25"
-[ "$4" = 1.1.0 ] && [ "$5" = 4 ] && [ "$6" = AAAA ] && [ "${15}" = rcw ] && [ "${16}" = direct ] ||
-	fail "status fields"
-for w in "${@:22}"; do
+# 3 words of dmsetup, 12 basic, read_policy, 5 counters, rebuild_us, one word per member
+[ $# -eq 26 ] || fail "status has $# words, want 26"
+[ "$4" = 1.2.0 ] && [ "$5" = 4 ] && [ "$6" = AAAA ] && [ "${15}" = rcw ] && [ "${16}" = direct ] &&
+	[ "${22}" = 0 ] || fail "status fields"
+for w in "${@:23}"; do
 	[[ $w =~ ^([0-9]+:){9}[0-9]+$ ]] || fail "member word '$w'"
 done
 
@@ -67,13 +67,16 @@ dd if=/dev/zero of=/dev/mapper/rs0 bs=4k count=64 oflag=direct 2>/dev/null
 dd if=/dev/mapper/rs0 of=/dev/null bs=4k count=64 iflag=direct 2>/dev/null
 [ "$(t_status_field rs0 4)" -gt 0 ] && [ "$(t_status_field rs0 3)" -gt 0 ] || fail "counters did not move"
 [ "$(t_status_field rs0 16)" -gt 0 ] || fail "read_policy reconstruct rebuilt nothing"
+rebuild=$(t_status_field rs0 18)
+[ "$rebuild" -gt 0 ] || fail "no rebuild cost measured after rebuilt reads: $rebuild"
 dmsetup message rs0 0 stats_reset || fail "stats_reset"
 st=$(dmsetup status rs0)
 set -- $st
 for i in 7 8 9 10 11 12 13 14 17 18 19 20 21; do
 	[ "${!i}" = 0 ] || fail "counter $i is ${!i} after stats_reset: $st"
 done
-for w in "${@:22}"; do
+[ "${22}" -gt 0 ] || fail "stats_reset cleared the rebuild cost estimate: $st"
+for w in "${@:23}"; do
 	IFS=: read -r _ _ _ _ _ _ pre rec byp stl <<<"$w"
 	[ "$pre$rec$byp$stl" = 0000 ] || fail "member counters after stats_reset: $w"
 done

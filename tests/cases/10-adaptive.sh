@@ -21,7 +21,7 @@ loaded=${T_DEVS[$busy]}
 T_DEVS=("${arr[@]}")
 t_create rsv 128 policy adaptive read_policy adaptive
 v=/dev/mapper/rsv
-mword() { t_status_field rsv $((18 + $1)) | cut -d: -f"$2"; }	# member, field
+mword() { t_status_field rsv $((19 + $1)) | cut -d: -f"$2"; }	# member, field
 
 fio --name=bg --filename="$loaded" --offset=${msz}m --size=32m --rw=randrw --bs=4k \
 	--iodepth=32 --direct=1 --ioengine=libaio --time_based --runtime=900 >/dev/null 2>&1 &
@@ -32,14 +32,16 @@ t_fio_verify adaptive $v $job
 t_fio adaptive $v $job --verify=crc32c --verify_only=1 --verify_fatal=1
 note "verified twice under background load"
 note "status: $(dmsetup status rsv)"
-rcw_adj=$(t_status_field rsv 14) chosen=$(t_status_field rsv 16)
+rcw_adj=$(t_status_field rsv 14) chosen=$(t_status_field rsv 16) rebuild=$(t_status_field rsv 18)
 byp_busy=$(mword $busy 9)
 tr_busy=$(mword $busy 3) tr_other=$(mword $(( (busy + 1) % n )) 3)
 kill $bg; wait $bg 2>/dev/null || true
-note "RCW over count: $rcw_adj; reads rebuilt: $chosen ($byp_busy around member $busy)"
+note "RCW over count: $rcw_adj; reads rebuilt: $chosen ($byp_busy around member $busy)," \
+	"each costing $rebuild us beyond its member reads"
 note "read service time estimate: member $busy ${tr_busy} us, member $(( (busy + 1) % n )) ${tr_other} us"
 [ "$rcw_adj" -gt 0 ] || fail "adaptive never chose RCW over count"
 [ "$chosen" -gt 0 ] || fail "no read was rebuilt around the loaded member"
+[ "$rebuild" -gt 0 ] || fail "rebuilt reads but no rebuild cost measured"
 [ "$byp_busy" -gt 0 ] && [ "$byp_busy" -ge $((chosen / 2)) ] ||
 	fail "rebuilt reads were not mostly around member $busy ($byp_busy of $chosen)"
 t_parity

@@ -82,6 +82,7 @@ struct config {
 	double stall_ms[RS_MAX_DEVS], stall_period_ms[RS_MAX_DEVS];
 	double write_iops, read_iops, duration_s, warmup_s, jitter_us, write_delay_ms;
 	bool jitter_after;		/* the jitter delays completions, not the member */
+	double rebuild_us;		/* a rebuilt read's own cost after its reads */
 	unsigned int iodepth, rwmix;	/* closed loop: requests outstanding, % reads */
 	enum rs_policy policy;
 	enum rs_read_policy read_policy;
@@ -114,7 +115,7 @@ static void die(const char *fmt, ...)
 
 enum ev_type {
 	EV_USER_WRITE, EV_USER_READ, EV_BG, EV_DONE, EV_STALL_BEGIN, EV_STALL_END, EV_SUBMIT,
-	EV_FREE,
+	EV_FREE, EV_REBUILT,
 };
 
 struct event {
@@ -587,8 +588,17 @@ static void op_put(struct op *op)
 		op_put(op);
 		return;
 	}
-	if (op->kind == OP_RECON)
+	if (op->kind == OP_RECON) {
+		u64 cost = (u64)(cfg.rebuild_us * 1000.0);
+
 		stat_inc(ST_RECON);
+		/* as rainssd-io.c: what the rebuild cost beyond its reads */
+		rs_load_rebuilt(&load, cost);
+		if (cost) {
+			ev_push(kshim_now_ns + cost, EV_REBUILT, 0, op);
+			return;
+		}
+	}
 	op_done(op);
 }
 
@@ -860,6 +870,9 @@ static void run(void)
 		case EV_FREE:
 			req_free(ev.p);
 			break;
+		case EV_REBUILT:
+			op_done(ev.p);
+			break;
 		}
 		if (!arrivals && measuring) {
 			for (m = 0; m < cfg.n; m++)
@@ -1026,6 +1039,9 @@ static void usage(FILE *f)
 	      "  --jitter-us J       add an exponential delay of mean J to each service\n"
 	      "  --jitter-file F     add a delay drawn from F, lines '<extra_us> <weight>'\n"
 	      "                      (a histogram, e.g. an emulator's measured overhead)\n"
+	      "  --rebuild-us R      a rebuilt read ends R us after its last member read\n"
+	      "                      (work items, XOR, copy), and the load signals\n"
+	      "                      measure that as the module does (default 0)\n"
 	      "  --jitter-after      the jitter delays each completion without keeping\n"
 	      "                      the member busy (default: it lengthens the service)\n"
 	      "  --seed S            random seed (default 1)\n"
@@ -1046,6 +1062,7 @@ static void parse_args(int argc, char **argv)
 		{ "tun", 1, NULL, 't' }, { "slow", 1, NULL, 's' }, { "bg", 1, NULL, 'g' },
 		{ "stall", 1, NULL, 'S' }, { "jitter-us", 1, NULL, 'j' },
 		{ "jitter-file", 1, NULL, 'F' }, { "jitter-after", 0, NULL, 'A' },
+		{ "rebuild-us", 1, NULL, 'B' },
 		{ "iodepth", 1, NULL, 'i' }, { "rwmix", 1, NULL, 'x' },
 		{ "write-delay-ms", 1, NULL, 'D' }, { "seed", 1, NULL, 'e' }, { "json", 0, NULL, 'J' }, { "help", 0, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -1108,6 +1125,7 @@ static void parse_args(int argc, char **argv)
 		case 'j': cfg.jitter_us = atof(optarg); break;
 		case 'F': jitter_load(optarg); break;
 		case 'A': cfg.jitter_after = true; break;
+		case 'B': cfg.rebuild_us = atof(optarg); break;
 		case 'i': cfg.iodepth = atoi(optarg); break;
 		case 'x': cfg.rwmix = atoi(optarg); break;
 		case 'D': cfg.write_delay_ms = atof(optarg); break;

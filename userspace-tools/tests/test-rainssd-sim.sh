@@ -100,6 +100,22 @@ for f in bad empty nosuch; do
 	if [ $rc -eq 2 ] && [ -n "$out" ]; then ok "rejects jitter file $f"; else bad "rejects jitter file $f (exit $rc)"; fi
 done
 
+# --- the rebuild path's own cost (--rebuild-us): a rebuilt read of idle
+# 4 ms members takes 4 ms + R. Member 2 is 1 ms slower than the others; a
+# rebuild cost of 2 ms is more than that saves on an idle member, so reads are
+# rebuilt only while member 2 has a queue of its own: under half as many.
+# (Measured: 4414 rebuilt with R = 0, 1591 with R = 2000.) ---
+out=$("$sim" $q1 --read-policy reconstruct --rebuild-us 700)
+check "rebuild-us: rebuilt QD1 reads take 4 + 0.7 ms" near "$(field "$out" "d['read']['mean_ms']")" 4.7 0.001
+mild="--lat-list 4000,4000,5000,4000,4000 --write-iops 0 --read-iops 100 --duration 300 --json"
+a0=$("$sim" $mild --read-policy adaptive)
+a2=$("$sim" $mild --read-policy adaptive --rebuild-us 2000)
+check "rebuilds chosen when they cost nothing extra" lt 0 "$(field "$a0" "d['counters']['reconstruct_reads']")"
+check "measured rebuild cost above the idle gain: under half the rebuilds" \
+	lt "$(field "$a2" "d['counters']['reconstruct_reads'] * 2")" "$(field "$a0" "d['counters']['reconstruct_reads']")"
+check "measured rebuild cost above the idle gain: still rebuilds around a queue" \
+	lt 0 "$(field "$a2" "d['counters']['reconstruct_reads']")"
+
 # --- the adaptive decisions, in the model (scenario (c): member 2 twice as slow) ---
 slow="--lat-list 4000,4000,8000,4000,4000 --duration 600"
 cw=$("$sim" $slow --write-iops 80 --json)

@@ -12,6 +12,8 @@ TOOL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "rainssd-s
 V11 = ("0 819200 rainssd 1.1.0 3 ADA 10 20 1 2 3 4 5 6 adaptive reconstruct 7 8 9 11 12 "
        "1:2:300:400:50:0:13:14:15:16 0:0:0:0:0:0:0:0:0:0 3:1:30:40:5:7:17:18:19:20")
 V10 = "0 1024 rainssd 1.0.0 4 AAAA 1 2 3 4 5 6 7 8 count"
+V12 = ("0 819200 rainssd 1.2.0 3 AAA 10 20 1 2 3 4 5 6 adaptive adaptive 7 8 9 11 12 480 "
+       "1:2:300:400:50:0:13:14:15:16 0:0:0:0:0:0:0:0:0:0 3:1:30:40:5:7:17:18:19:20")
 
 
 def run(*args, stdin=None):
@@ -42,6 +44,17 @@ class StatusTool(unittest.TestCase):
                           m[2]["stalls"]), (17, 18, 19, 20))
         self.assertEqual(m[0]["reads_in_flight"] + m[0]["writes_in_flight"], 3)
 
+    def test_v12_rebuild_us(self):
+        rc, out, err = run("--json", "--line", V12)
+        self.assertEqual(rc, 0, err)
+        s = json.loads(out)["segments"][0]
+        self.assertEqual((s["version"], s["probes"], s["rebuild_us"]), ("1.2.0", 12, 480))
+        self.assertEqual([m["t_read_us"] for m in s["member"]], [300, 0, 30])
+        self.assertNotIn("rebuild_us", json.loads(run("--json", "--line", V11)[1])["segments"][0])
+        rc, out, _ = run("--line", V12)
+        self.assertIn("rebuild_us", out)
+        self.assertIn("480", out)
+
     def test_v10_line_and_stdin(self):
         rc, out, err = run("--json", "--line", "-", stdin=V10 + "\n")
         self.assertEqual(rc, 0, err)
@@ -71,6 +84,9 @@ class StatusTool(unittest.TestCase):
             V11.replace(" 3:1:30:40:5:7:17:18:19:20", ""),           # a member word missing
             V11.replace("1:2:300:400", "1:2:300"),                  # short member word
             V11.replace(" 10 20 ", " ten 20 "),                     # not a number
+            V12.replace(" 0:0:0:0:0:0:0:0:0:0", ""),                 # 1.2.0, a member word missing
+            V12.replace(" 480 ", " 480 481 "),                      # one word too many
+            V12.replace(" 480 ", " x "),                            # rebuild_us not a number
             "",
         ]
         for line in bad:
