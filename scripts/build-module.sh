@@ -10,9 +10,20 @@ mkdir -p "$out"
 rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
 	"$REPO/Kbuild" "$REPO/dm-rainssd" "$REPO/kunit" "$out/"
 cp "$REPO/Kbuild" "$out/Kbuild"
+# The copies keep the checkout's mtimes, which may be older than objects built
+# from another checkout: rebuild from clean whenever the sources differ from
+# those of the last build here.
+src=$(cd "$REPO" && find Kbuild dm-rainssd kunit -type f \( -name Kbuild -o -name '*.[ch]' \) |
+	LC_ALL=C sort | xargs cat | sha256sum | cut -d' ' -f1)
+stamp=$out/.rainssd-src.sha
+if [ "$(cat "$stamp" 2>/dev/null)" != "$src" ]; then
+	make -C "$kdir" M="$out" clean >/dev/null 2>&1 || true
+	rm -f "$stamp"
+fi
 log "building dm-rainssd against $kdir"
 make -C "$kdir" M="$out" W=1 modules >"$out/build.log" 2>&1 || { cat "$out/build.log"; die "module build failed"; }
 if grep -E 'warning:|error:' "$out/build.log" | grep -v 'Skipping BTF'; then
 	die "module build has warnings against $kdir"
 fi
+echo "$src" >"$stamp"
 ls "$out"/*.ko
