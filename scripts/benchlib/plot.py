@@ -236,7 +236,8 @@ def _plot_across(plt, groups, shared, labels, col, png_dir, prefix, pooled=False
 def _grid(n, w=4.2, h=3.2, maxcol=4):
     ncol = min(n, maxcol)
     nrow = int(math.ceil(n / float(ncol)))
-    return nrow, ncol, (w * ncol, h * nrow + 0.6)
+    # At least 8 in wide: a one-panel figure still has room for its title and legend.
+    return nrow, ncol, (max(w * ncol, 8.0), h * nrow + 0.6)
 
 
 def _plot_cdf(plt, scen, sg, col, png_dir, prefix):
