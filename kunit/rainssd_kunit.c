@@ -331,6 +331,18 @@ static struct kunit_suite rs_policy_suite = {
 #define US	1000U	/* ns */
 
 /* A snapshot of @n idle, warm members with service times @t_r and @t_w. */
+/*
+ * A zeroed snapshot, from the heap: with RS_MAX_DEVS members it is over a
+ * kilobyte, too much for a test's stack frame under KASAN.
+ */
+static struct rs_load_snap *snap_new(struct kunit *test)
+{
+	struct rs_load_snap *ls = kunit_kzalloc(test, sizeof(*ls), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, ls);
+	return ls;
+}
+
 static void snap_idle(struct rs_load_snap *ls, unsigned int n, u32 t_r, u32 t_w)
 {
 	unsigned int i;
@@ -366,7 +378,7 @@ static void rs_adaptive_msst_fig5(struct kunit *test)
 {
 	struct rs_stripe_shape s;
 	struct rs_write_choice c;
-	struct rs_load_snap ls;
+	struct rs_load_snap *ls = snap_new(test);
 	struct rs_geom g;
 	unsigned int sec[RS_MAX_DEVS];
 
@@ -384,36 +396,36 @@ static void rs_adaptive_msst_fig5(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sec[0] + sec[5], 0U);
 	KUNIT_EXPECT_EQ(test, sec[1] + sec[2] + sec[3] + sec[4], 32U);
 
-	snap_idle(&ls, 6, 45 * US, 0);
-	snap_q(&ls, 0, 1, 1, 0);
-	snap_q(&ls, 1, 1, 1, 0);
-	snap_q(&ls, 2, 0, 1, 0);
-	snap_q(&ls, 3, 2, 0, 0);
-	snap_q(&ls, 4, 1, 1, 0);
-	snap_q(&ls, 5, 3, 2, 3500 * US);
+	snap_idle(ls, 6, 45 * US, 0);
+	snap_q(ls, 0, 1, 1, 0);
+	snap_q(ls, 1, 1, 1, 0);
+	snap_q(ls, 2, 0, 1, 0);
+	snap_q(ls, 3, 2, 0, 0);
+	snap_q(ls, 4, 1, 1, 0);
+	snap_q(ls, 5, 3, 2, 3500 * US);
 
-	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_COUNT, &ls, NULL), RS_WRITE_RMW);
-	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, &ls, &c), RS_WRITE_RCW);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_COUNT, ls, NULL), RS_WRITE_RMW);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, ls, &c), RS_WRITE_RCW);
 	KUNIT_EXPECT_EQ(test, c.why, RS_WHY_COST);
 	KUNIT_EXPECT_EQ(test, c.count_mode, RS_WRITE_RMW);
 	KUNIT_EXPECT_EQ(test, c.cost_rmw, 3815ULL * US);
 	KUNIT_EXPECT_EQ(test, c.cost_rcw, 270ULL * US);
 
-	snap_idle(&ls, 6, 45 * US, 700 * US);
-	snap_q(&ls, 0, 1, 1, 0);
-	snap_q(&ls, 1, 1, 1, 0);
-	snap_q(&ls, 2, 0, 1, 0);
-	snap_q(&ls, 3, 2, 0, 0);
-	snap_q(&ls, 4, 1, 1, 0);
-	snap_q(&ls, 5, 3, 2, 3500 * US);
-	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, &ls, &c), RS_WRITE_RCW);
+	snap_idle(ls, 6, 45 * US, 700 * US);
+	snap_q(ls, 0, 1, 1, 0);
+	snap_q(ls, 1, 1, 1, 0);
+	snap_q(ls, 2, 0, 1, 0);
+	snap_q(ls, 3, 2, 0, 0);
+	snap_q(ls, 4, 1, 1, 0);
+	snap_q(ls, 5, 3, 2, 3500 * US);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, ls, &c), RS_WRITE_RCW);
 	KUNIT_EXPECT_EQ(test, c.cost_rmw, 5215ULL * US);
 	KUNIT_EXPECT_EQ(test, c.cost_rcw, 925ULL * US);
 
 	/* The other way round: the RCW members congested, RMW stays. */
-	snap_idle(&ls, 6, 45 * US, 0);
-	snap_q(&ls, 3, 6, 4, 0);
-	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, &ls, &c), RS_WRITE_RMW);
+	snap_idle(ls, 6, 45 * US, 0);
+	snap_q(ls, 3, 6, 4, 0);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, ls, &c), RS_WRITE_RMW);
 	KUNIT_EXPECT_EQ(test, c.why, RS_WHY_COST);
 	KUNIT_EXPECT_LT(test, c.cost_rmw, c.cost_rcw);
 
@@ -423,9 +435,9 @@ static void rs_adaptive_msst_fig5(struct kunit *test)
 	rs_shape_add_write(&s, 1, 0, 8);
 	rs_shape_add_write(&s, 2, 0, 8);
 	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_COUNT, NULL, NULL), RS_WRITE_RCW);
-	snap_idle(&ls, 6, 45 * US, 0);
-	snap_q(&ls, 4, 1, 0, 2000 * US);
-	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, &ls, &c), RS_WRITE_RMW);
+	snap_idle(ls, 6, 45 * US, 0);
+	snap_q(ls, 4, 1, 0, 2000 * US);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, ls, &c), RS_WRITE_RMW);
 	KUNIT_EXPECT_EQ(test, c.count_mode, RS_WRITE_RCW);
 }
 
@@ -454,7 +466,7 @@ static void rs_adaptive_symmetric_is_count(struct kunit *test)
 	static const unsigned int chunks[] = { 8, 16, 128 };
 	struct rs_stripe_shape s;
 	struct rs_write_choice c;
-	struct rs_load_snap ls;
+	struct rs_load_snap *ls = snap_new(test);
 	unsigned int n, ci, iter, i, differ = 0, costed = 0;
 
 	for (n = RS_MIN_DEVS; n <= 12; n++) {
@@ -469,11 +481,11 @@ static void rs_adaptive_symmetric_is_count(struct kunit *test)
 				enum rs_write_mode count;
 
 				random_shape(&s, &g, get_random_u32_below(1000));
-				snap_idle(&ls, n, t_r, 1 + get_random_u32_below(5000 * US));
+				snap_idle(ls, n, t_r, 1 + get_random_u32_below(5000 * US));
 				for (i = 0; i < n; i++)
-					snap_q(&ls, i, r, w, st);
+					snap_q(ls, i, r, w, st);
 				count = rs_plan_write(&s, RS_POLICY_COUNT, NULL, NULL);
-				if (rs_plan_write(&s, RS_POLICY_ADAPTIVE, &ls, &c) != count)
+				if (rs_plan_write(&s, RS_POLICY_ADAPTIVE, ls, &c) != count)
 					differ++;
 				costed += c.why == RS_WHY_COST;
 			}
@@ -488,7 +500,7 @@ static void rs_adaptive_edges(struct kunit *test)
 {
 	struct rs_stripe_shape s;
 	struct rs_write_choice c;
-	struct rs_load_snap ls;
+	struct rs_load_snap *ls = snap_new(test);
 	struct rs_geom g;
 
 	/*
@@ -503,43 +515,43 @@ static void rs_adaptive_edges(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rs_rmw_prereads(&s), 18U);
 	KUNIT_EXPECT_EQ(test, rs_rcw_prereads(&s), 30U);
 	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_COUNT, NULL, NULL), RS_WRITE_RMW);
-	snap_idle(&ls, 3, 100 * US, 100 * US);
-	snap_q(&ls, 2, 4, 0, 0);
-	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, &ls, &c), RS_WRITE_RCW);
+	snap_idle(ls, 3, 100 * US, 100 * US);
+	snap_q(ls, 2, 4, 0, 0);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, ls, &c), RS_WRITE_RCW);
 	KUNIT_EXPECT_EQ(test, c.cost_rmw, 500ULL * US);
 	KUNIT_EXPECT_EQ(test, c.cost_rcw, 100ULL * US);
 
 	/* Zero latency estimates: every cost is 0, a tie, so count. */
-	snap_idle(&ls, 3, 0, 0);
-	snap_q(&ls, 2, 4, 3, 0);
-	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, &ls, &c), RS_WRITE_RMW);
+	snap_idle(ls, 3, 0, 0);
+	snap_q(ls, 2, 4, 3, 0);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, ls, &c), RS_WRITE_RMW);
 	KUNIT_EXPECT_EQ(test, c.why, RS_WHY_TIE);
 
 	/* A member without estimates yet: count, and said so. */
-	snap_idle(&ls, 3, 100 * US, 100 * US);
-	snap_q(&ls, 2, 4, 0, 0);
-	ls.m[1].warm = false;
-	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, &ls, &c), RS_WRITE_RMW);
+	snap_idle(ls, 3, 100 * US, 100 * US);
+	snap_q(ls, 2, 4, 0, 0);
+	ls->m[1].warm = false;
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, ls, &c), RS_WRITE_RMW);
 	KUNIT_EXPECT_EQ(test, c.why, RS_WHY_COLD);
 
 	/* A dead member: the degraded method, whatever the load. */
 	KUNIT_ASSERT_EQ(test, rs_geom_init(&g, 4, 16), 0);
 	rs_shape_init(&s, &g, 0, 1);
 	rs_shape_add_write(&s, 0, 0, 4);
-	snap_idle(&ls, 4, 100 * US, 100 * US);
-	snap_q(&ls, 3, 50, 50, 0);
-	ls.m[1].dead = true;
-	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, &ls, &c), RS_WRITE_RMW);
+	snap_idle(ls, 4, 100 * US, 100 * US);
+	snap_q(ls, 3, 50, 50, 0);
+	ls->m[1].dead = true;
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, ls, &c), RS_WRITE_RMW);
 	KUNIT_EXPECT_EQ(test, c.why, RS_WHY_FIXED);
 
 	/* The largest queues and times the snapshot can hold do not overflow. */
 	KUNIT_ASSERT_EQ(test, rs_geom_init(&g, RS_MAX_DEVS, RS_MAX_CHUNK), 0);
 	rs_shape_init(&s, &g, 0, RS_NO_MEMBER);
 	rs_shape_add_write(&s, rs_data_member(&g, 0, 0), 0, 1);
-	snap_idle(&ls, RS_MAX_DEVS, U32_MAX, U32_MAX);
+	snap_idle(ls, RS_MAX_DEVS, U32_MAX, U32_MAX);
 	for (unsigned int i = 0; i < RS_MAX_DEVS; i++)
-		snap_q(&ls, i, RS_SNAP_MAX_QUEUE, RS_SNAP_MAX_QUEUE, U32_MAX);
-	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, &ls, &c), RS_WRITE_RMW);
+		snap_q(ls, i, RS_SNAP_MAX_QUEUE, RS_SNAP_MAX_QUEUE, U32_MAX);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, ls, &c), RS_WRITE_RMW);
 	KUNIT_EXPECT_LT(test, c.cost_rmw, c.cost_rcw);
 	KUNIT_EXPECT_GT(test, c.cost_rmw, (u64)U32_MAX * RS_SNAP_MAX_QUEUE);
 }
@@ -578,24 +590,24 @@ static void rs_read_todaes_fig4(struct kunit *test)
 {
 	struct rs_read_choice c;
 	struct rs_tunables t;
-	struct rs_load_snap ls;
+	struct rs_load_snap *ls = snap_new(test);
 
 	tun_default(&t);
-	snap_idle(&ls, 3, 45 * US, 700 * US);
-	snap_q(&ls, 0, 2, 3, 0);
-	ls.m[0].interval = 500 * US;
-	snap_q(&ls, 1, 1, 0, 0);
-	snap_q(&ls, 2, 0, 1, 0);
-	KUNIT_EXPECT_TRUE(test, rs_plan_read(&ls, 0, &t, &c));
+	snap_idle(ls, 3, 45 * US, 700 * US);
+	snap_q(ls, 0, 2, 3, 0);
+	ls->m[0].interval = 500 * US;
+	snap_q(ls, 1, 1, 0, 0);
+	snap_q(ls, 2, 0, 1, 0);
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(ls, 0, &t, &c));
 	KUNIT_EXPECT_EQ(test, c.why, RS_WHY_COST);
 	KUNIT_EXPECT_EQ(test, c.cost_direct, 2431757ULL);
 	KUNIT_EXPECT_EQ(test, c.cost_recon, 854ULL * US);
 
 	/* The same queues on the other two members: read CH0 directly. */
-	snap_q(&ls, 0, 0, 0, 0);
-	snap_q(&ls, 1, 2, 3, 0);
-	snap_q(&ls, 2, 2, 3, 0);
-	KUNIT_EXPECT_FALSE(test, rs_plan_read(&ls, 0, &t, &c));
+	snap_q(ls, 0, 0, 0, 0);
+	snap_q(ls, 1, 2, 3, 0);
+	snap_q(ls, 2, 2, 3, 0);
+	KUNIT_EXPECT_FALSE(test, rs_plan_read(ls, 0, &t, &c));
 	KUNIT_EXPECT_EQ(test, c.cost_direct, 45ULL * US);
 }
 
@@ -608,30 +620,30 @@ static void rs_read_foreign_load(struct kunit *test)
 {
 	struct rs_read_choice c;
 	struct rs_tunables t;
-	struct rs_load_snap ls;
+	struct rs_load_snap *ls = snap_new(test);
 
 	tun_default(&t);
-	snap_idle(&ls, 8, 1000 * US, 1000 * US);
-	ls.m[0].t_read = 17000 * US;
-	KUNIT_EXPECT_TRUE(test, rs_plan_read(&ls, 0, &t, &c));
-	KUNIT_EXPECT_TRUE(test, rs_plan_read(&ls, 0, &t, NULL));
+	snap_idle(ls, 8, 1000 * US, 1000 * US);
+	ls->m[0].t_read = 17000 * US;
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(ls, 0, &t, &c));
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(ls, 0, &t, NULL));
 	/* The others' own queues count against rebuilding: 7 members * 3 ms. */
 	for (unsigned int i = 1; i < 8; i++)
-		snap_q(&ls, i, 2, 1, 0);
-	KUNIT_EXPECT_FALSE(test, rs_plan_read(&ls, 0, &t, &c));
+		snap_q(ls, i, 2, 1, 0);
+	KUNIT_EXPECT_FALSE(test, rs_plan_read(ls, 0, &t, &c));
 	/*
 	 * Without the load terms only response times count: 17 ms direct
 	 * against the slowest other (3 + 1 ms) plus t_xor.
 	 */
 	t.recon_load_pct = 0;
-	KUNIT_EXPECT_TRUE(test, rs_plan_read(&ls, 0, &t, &c));
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(ls, 0, &t, &c));
 	KUNIT_EXPECT_EQ(test, c.cost_direct, 17000ULL * US);
 	KUNIT_EXPECT_EQ(test, c.cost_recon, 4019ULL * US);
 	t.recon_load_pct = 100;
 	/* A stalled target member: rebuilt. */
-	snap_idle(&ls, 8, 1000 * US, 1000 * US);
-	snap_q(&ls, 0, 1, 0, 50000 * US);
-	KUNIT_EXPECT_TRUE(test, rs_plan_read(&ls, 0, &t, &c));
+	snap_idle(ls, 8, 1000 * US, 1000 * US);
+	snap_q(ls, 0, 1, 0, 50000 * US);
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(ls, 0, &t, &c));
 }
 
 /* Equal load everywhere, below saturation: always the direct read. */
@@ -639,7 +651,7 @@ static void rs_read_symmetric_is_direct(struct kunit *test)
 {
 	struct rs_read_choice c;
 	struct rs_tunables t;
-	struct rs_load_snap ls;
+	struct rs_load_snap *ls = snap_new(test);
 	unsigned int n, iter, i, recon = 0;
 
 	tun_default(&t);
@@ -651,14 +663,14 @@ static void rs_read_symmetric_is_direct(struct kunit *test)
 			/* utilisation t_R * f below 1, or unknown */
 			u32 gap = iter % 5 ? t_r + 1 + get_random_u32_below(10 * t_r) : 0;
 
-			snap_idle(&ls, n, t_r, 1 + get_random_u32_below(5000 * US));
+			snap_idle(ls, n, t_r, 1 + get_random_u32_below(5000 * US));
 			for (i = 0; i < n; i++) {
-				snap_q(&ls, i, r, w, st);
-				ls.m[i].interval = gap;
+				snap_q(ls, i, r, w, st);
+				ls->m[i].interval = gap;
 			}
 			/* whatever weight the load terms have */
 			t.recon_load_pct = get_random_u32_below(1001);
-			recon += rs_plan_read(&ls, get_random_u32_below(n), &t, &c);
+			recon += rs_plan_read(ls, get_random_u32_below(n), &t, &c);
 		}
 	}
 	KUNIT_EXPECT_EQ(test, recon, 0U);
@@ -668,54 +680,54 @@ static void rs_read_edges(struct kunit *test)
 {
 	struct rs_read_choice c;
 	struct rs_tunables t;
-	struct rs_load_snap ls;
+	struct rs_load_snap *ls = snap_new(test);
 
 	tun_default(&t);
-	snap_idle(&ls, 4, 1000 * US, 1000 * US);
-	snap_q(&ls, 2, 10, 10, 0);
-	KUNIT_EXPECT_TRUE(test, rs_plan_read(&ls, 2, &t, &c));
+	snap_idle(ls, 4, 1000 * US, 1000 * US);
+	snap_q(ls, 2, 10, 10, 0);
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(ls, 2, &t, &c));
 
 	/* A dead member anywhere: nothing to rebuild from, read directly. */
-	ls.m[0].dead = true;
-	KUNIT_EXPECT_FALSE(test, rs_plan_read(&ls, 2, &t, &c));
+	ls->m[0].dead = true;
+	KUNIT_EXPECT_FALSE(test, rs_plan_read(ls, 2, &t, &c));
 	KUNIT_EXPECT_EQ(test, c.why, RS_WHY_DEGRADED);
-	ls.m[0].dead = false;
+	ls->m[0].dead = false;
 
 	/* No estimates yet anywhere in the stripe: direct. */
-	ls.m[3].warm = false;
-	KUNIT_EXPECT_FALSE(test, rs_plan_read(&ls, 2, &t, &c));
+	ls->m[3].warm = false;
+	KUNIT_EXPECT_FALSE(test, rs_plan_read(ls, 2, &t, &c));
 	KUNIT_EXPECT_EQ(test, c.why, RS_WHY_COLD);
-	ls.m[3].warm = true;
+	ls->m[3].warm = true;
 
 	/* Not read for probe_ms: read it directly to refresh its estimates. */
-	ls.m[2].read_age = 100ULL * NSEC_PER_MSEC;
-	KUNIT_EXPECT_FALSE(test, rs_plan_read(&ls, 2, &t, &c));
+	ls->m[2].read_age = 100ULL * NSEC_PER_MSEC;
+	KUNIT_EXPECT_FALSE(test, rs_plan_read(ls, 2, &t, &c));
 	KUNIT_EXPECT_EQ(test, c.why, RS_WHY_PROBE);
 	t.probe_ms = 0;		/* probing off */
-	KUNIT_EXPECT_TRUE(test, rs_plan_read(&ls, 2, &t, &c));
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(ls, 2, &t, &c));
 
 	/* Zero latency estimates and no t_xor: equal costs, direct. */
-	snap_idle(&ls, 4, 0, 0);
-	snap_q(&ls, 2, 10, 10, 0);
+	snap_idle(ls, 4, 0, 0);
+	snap_q(ls, 2, 10, 10, 0);
 	t.xor_ns = 0;
-	KUNIT_EXPECT_FALSE(test, rs_plan_read(&ls, 2, &t, &c));
+	KUNIT_EXPECT_FALSE(test, rs_plan_read(ls, 2, &t, &c));
 	KUNIT_EXPECT_EQ(test, c.cost_direct, c.cost_recon);
 
 	/* N = 3 and a saturated member (t_R * f capped at 16). */
 	tun_default(&t);
-	snap_idle(&ls, 3, U32_MAX, U32_MAX);
-	snap_q(&ls, 0, RS_SNAP_MAX_QUEUE, RS_SNAP_MAX_QUEUE, U32_MAX);
-	ls.m[0].interval = 1;
-	KUNIT_EXPECT_TRUE(test, rs_plan_read(&ls, 0, &t, &c));
+	snap_idle(ls, 3, U32_MAX, U32_MAX);
+	snap_q(ls, 0, RS_SNAP_MAX_QUEUE, RS_SNAP_MAX_QUEUE, U32_MAX);
+	ls->m[0].interval = 1;
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(ls, 0, &t, &c));
 	KUNIT_EXPECT_GT(test, c.cost_direct, 16ULL * U32_MAX * RS_SNAP_MAX_QUEUE);
 	/* Every member that full, with the largest weight: no overflow. */
-	snap_idle(&ls, RS_MAX_DEVS, U32_MAX, U32_MAX);
+	snap_idle(ls, RS_MAX_DEVS, U32_MAX, U32_MAX);
 	for (unsigned int i = 0; i < RS_MAX_DEVS; i++) {
-		snap_q(&ls, i, RS_SNAP_MAX_QUEUE, RS_SNAP_MAX_QUEUE, U32_MAX);
-		ls.m[i].interval = 1;
+		snap_q(ls, i, RS_SNAP_MAX_QUEUE, RS_SNAP_MAX_QUEUE, U32_MAX);
+		ls->m[i].interval = 1;
 	}
 	t.recon_load_pct = 1000;
-	KUNIT_EXPECT_FALSE(test, rs_plan_read(&ls, 0, &t, &c));
+	KUNIT_EXPECT_FALSE(test, rs_plan_read(ls, 0, &t, &c));
 	KUNIT_EXPECT_GT(test, c.cost_recon, 10 * c.cost_direct);
 }
 
@@ -728,26 +740,26 @@ static void rs_read_measured_xor(struct kunit *test)
 {
 	struct rs_read_choice c;
 	struct rs_tunables t;
-	struct rs_load_snap ls;
+	struct rs_load_snap *ls = snap_new(test);
 
 	tun_default(&t);
-	snap_idle(&ls, 4, 1000 * US, 1000 * US);
-	ls.m[2].t_read = 3000 * US;
+	snap_idle(ls, 4, 1000 * US, 1000 * US);
+	ls->m[2].t_read = 3000 * US;
 	/* Nothing measured yet: xor_ns (19 us). */
-	KUNIT_EXPECT_TRUE(test, rs_plan_read(&ls, 2, &t, &c));
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(ls, 2, &t, &c));
 	KUNIT_EXPECT_EQ(test, c.cost_direct, 3000ULL * US);
 	KUNIT_EXPECT_EQ(test, c.cost_recon, 1019ULL * US);
 	/* Measured below xor_ns: xor_ns is the floor. */
-	ls.t_rebuild = 5 * US;
-	KUNIT_EXPECT_TRUE(test, rs_plan_read(&ls, 2, &t, &c));
+	ls->t_rebuild = 5 * US;
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(ls, 2, &t, &c));
 	KUNIT_EXPECT_EQ(test, c.cost_recon, 1019ULL * US);
 	/* Measured 1.5 ms: still worth 0.5 ms. */
-	ls.t_rebuild = 1500 * US;
-	KUNIT_EXPECT_TRUE(test, rs_plan_read(&ls, 2, &t, &c));
+	ls->t_rebuild = 1500 * US;
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(ls, 2, &t, &c));
 	KUNIT_EXPECT_EQ(test, c.cost_recon, 2500ULL * US);
 	/* Measured 2.5 ms: the rebuild would cost more than it saves. */
-	ls.t_rebuild = 2500 * US;
-	KUNIT_EXPECT_FALSE(test, rs_plan_read(&ls, 2, &t, &c));
+	ls->t_rebuild = 2500 * US;
+	KUNIT_EXPECT_FALSE(test, rs_plan_read(ls, 2, &t, &c));
 	KUNIT_EXPECT_EQ(test, c.cost_recon, 3500ULL * US);
 }
 
@@ -813,13 +825,12 @@ static bool load_complete(struct rs_load *l, unsigned int m, bool write, u64 ago
 
 static void rs_load_counts_and_estimates(struct kunit *test)
 {
-	struct rs_load_snap *ls = kunit_kzalloc(test, sizeof(*ls), GFP_KERNEL);
+	struct rs_load_snap *ls = snap_new(test);
 	struct rs_load_tag tags[5];
 	struct rs_tunables t;
 	struct rs_load *l = load_new(test, 4, &t);
 	unsigned int i;
 
-	KUNIT_ASSERT_NOT_NULL(test, ls);
 	rs_load_snapshot(l, 0, ls);
 	KUNIT_EXPECT_EQ(test, ls->n, 4U);
 	KUNIT_EXPECT_FALSE(test, ls->m[1].warm);
@@ -867,14 +878,13 @@ static void rs_load_counts_and_estimates(struct kunit *test)
 
 static void rs_load_stalls(struct kunit *test)
 {
-	struct rs_load_snap *ls = kunit_kzalloc(test, sizeof(*ls), GFP_KERNEL);
+	struct rs_load_snap *ls = snap_new(test);
 	struct rs_tunables t;
 	struct rs_load *l = load_new(test, 3, &t);
 	struct rs_load_tag tag;
 	unsigned int i;
 	u64 before;
 
-	KUNIT_ASSERT_NOT_NULL(test, ls);
 	for (i = 0; i < 2 * t.ewma_weight; i++)
 		KUNIT_EXPECT_FALSE(test, load_complete(l, 0, false, 1 * NSEC_PER_MSEC));
 	rs_load_snapshot(l, 0, ls);
@@ -919,13 +929,12 @@ static void rs_load_stalls(struct kunit *test)
 
 static void rs_load_arrival_rate(struct kunit *test)
 {
-	struct rs_load_snap *ls = kunit_kzalloc(test, sizeof(*ls), GFP_KERNEL);
+	struct rs_load_snap *ls = snap_new(test);
 	struct rs_tunables t;
 	struct rs_load *l = load_new(test, 3, &t);
 	struct rs_load_tag tag;
 	unsigned int i;
 
-	KUNIT_ASSERT_NOT_NULL(test, ls);
 	t.freq_window = 4;
 	rs_load_snapshot(l, 0, ls);
 	KUNIT_EXPECT_EQ(test, ls->m[0].interval, 0U);	/* unknown yet */
@@ -955,13 +964,12 @@ static void rs_load_arrival_rate(struct kunit *test)
 /* The measured cost of a rebuilt read, averaged like the service times. */
 static void rs_load_rebuild_cost(struct kunit *test)
 {
-	struct rs_load_snap *ls = kunit_kzalloc(test, sizeof(*ls), GFP_KERNEL);
+	struct rs_load_snap *ls = snap_new(test);
 	struct rs_tunables t;
 	struct rs_load *l = load_new(test, 3, &t);
 	unsigned int i;
 	u32 prev;
 
-	KUNIT_ASSERT_NOT_NULL(test, ls);
 	rs_load_snapshot(l, 0, ls);
 	KUNIT_EXPECT_EQ(test, ls->t_rebuild, 0U);	/* none measured yet */
 	rs_load_rebuilt(l, 500 * US);
