@@ -5,6 +5,7 @@
 #   make KDIR=<dir>      ... against another kernel build or headers directory
 #   make demo            set up, build, boot a VM, run fio on an 8-channel volume
 #   make test            set up, build, KUnit + integration tests in VMs
+#   make test-kasan      the same on a KASAN build of the test kernel (slow)
 #   make check-style     checkpatch --strict and sparse over the module
 #   make kernel          build (or refresh) the 6.12 test kernel in the cache
 #   make tools           build the userspace tools
@@ -15,7 +16,7 @@ W ?= 1
 
 SRCS := $(wildcard dm-rainssd/*.c dm-rainssd/*.h kunit/*.c)
 
-.PHONY: all module tools kernel setup demo test check-style clean
+.PHONY: all module tools kernel setup demo test test-kasan check-style clean
 
 all: module tools
 
@@ -38,6 +39,9 @@ demo:
 
 test:
 	bash scripts/test.sh
+
+test-kasan:
+	RAINSSD_KVARIANT=kasan STOCK=$${STOCK:-0} bash scripts/test.sh
 
 check-style:
 	bash scripts/check-style.sh

@@ -15,16 +15,17 @@ if [ ! -f "$KSRC/Makefile" ]; then
 	mv "$KSRC.tmp" "$KSRC"
 fi
 
-frag=$REPO/kernel/rainssd-test.config
+frags=("$REPO/kernel/rainssd-test.config")
+[ -z "$KVARIANT" ] || frags+=("$REPO/kernel/rainssd-$KVARIANT.config")
 stamp=$KBUILD/.rainssd-config.sha
-want=$(sha256sum "$frag" | cut -d' ' -f1)
+want=$(cat "${frags[@]}" | sha256sum | cut -d' ' -f1)
 mkdir -p "$KBUILD"
 if [ ! -f "$KBUILD/.config" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
 	log "configuring the test kernel"
 	make -s -C "$KSRC" O="$KBUILD" x86_64_defconfig >/dev/null
 	(cd "$KBUILD" && virtme-configkernel --update --arch x86_64 >/dev/null 2>&1) ||
 		log "virtme-configkernel failed; continuing with defconfig"
-	"$KSRC/scripts/kconfig/merge_config.sh" -m -O "$KBUILD" "$KBUILD/.config" "$frag" >/dev/null
+	"$KSRC/scripts/kconfig/merge_config.sh" -m -O "$KBUILD" "$KBUILD/.config" "${frags[@]}" >/dev/null
 	make -s -C "$KSRC" O="$KBUILD" olddefconfig >/dev/null
 	# Every option of the fragment must have survived olddefconfig.
 	bad=0
@@ -32,12 +33,12 @@ if [ ! -f "$KBUILD/.config" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; t
 		case "$line" in
 		CONFIG_*=*) grep -qx "$line" "$KBUILD/.config" || { log "not applied: $line"; bad=1; } ;;
 		esac
-	done <"$frag"
+	done < <(cat "${frags[@]}")
 	[ $bad = 0 ] || die "kernel config fragment not fully applied"
 	echo "$want" >"$stamp"
 fi
 
-log "building the test kernel (ccache in $CCACHE_DIR)"
+log "building the test kernel${KVARIANT:+ ($KVARIANT)} (ccache in $CCACHE_DIR)"
 make -C "$KSRC" O="$KBUILD" CC="ccache gcc" -j"$(nproc)" bzImage modules >"$KBUILD/build.log" 2>&1 ||
 	{ tail -40 "$KBUILD/build.log"; die "kernel build failed"; }
 log "test kernel ready: $KBUILD/arch/x86/boot/bzImage"

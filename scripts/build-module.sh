@@ -21,8 +21,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$src" ]; then
 	rm -f "$stamp"
 fi
 log "building dm-rainssd against $kdir"
-make -C "$kdir" M="$out" W=1 modules >"$out/build.log" 2>&1 || { cat "$out/build.log"; die "module build failed"; }
-if grep -E 'warning:|error:' "$out/build.log" | grep -v 'Skipping BTF'; then
+# The log goes to stderr on failure: callers keep stdout for the module list.
+make -C "$kdir" M="$out" W=1 modules >"$out/build.log" 2>&1 || { tail -40 "$out/build.log" >&2; die "module build failed"; }
+if grep -E 'warning:|error:' "$out/build.log" | grep -v 'Skipping BTF' >&2; then
 	die "module build has warnings against $kdir"
 fi
 echo "$src" >"$stamp"

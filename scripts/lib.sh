@@ -6,7 +6,14 @@
 RAINSSD_CACHE=${RAINSSD_CACHE:-$HOME/.cache/rainssd}
 KVER_TEST=6.12
 KSRC=$RAINSSD_CACHE/linux-$KVER_TEST
-KBUILD=$RAINSSD_CACHE/build-$KVER_TEST
+# RAINSSD_KVARIANT=kasan: the test kernel with kernel/rainssd-kasan.config too,
+# in a build directory of its own.
+KVARIANT=${RAINSSD_KVARIANT:-}
+case "$KVARIANT" in
+"" | kasan) ;;
+*) printf 'unknown RAINSSD_KVARIANT %s (use kasan or nothing)\n' "$KVARIANT" >&2; exit 2 ;;
+esac
+KBUILD=$RAINSSD_CACHE/build-$KVER_TEST${KVARIANT:+-$KVARIANT}
 VENV=$RAINSSD_CACHE/venv
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export CCACHE_DIR=${CCACHE_DIR:-$RAINSSD_CACHE/ccache}

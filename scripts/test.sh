@@ -6,7 +6,8 @@
 # the stock kernel. Ends with `N passed, N failed`; exits non-zero on failure.
 #
 # Environment: CASES=<glob> runs only matching cases; STOCK=0 skips the stock
-# kernel run.
+# kernel run; RAINSSD_KVARIANT=kasan runs on the KASAN build of the test
+# kernel (make test-kasan).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$REPO"
@@ -15,6 +16,8 @@ mkdir -p "$results"
 log_all=$results/test.log
 : >"$log_all"
 t0=$(date +%s)
+mod612=$RAINSSD_CACHE/mod-6.12${KVARIANT:+-$KVARIANT}
+vmname=vm-6.12${KVARIANT:+-$KVARIANT}
 
 step() { # step <name> <cmd...>: a host-side test step
 	local name=$1; shift
@@ -24,7 +27,7 @@ step() { # step <name> <cmd...>: a host-side test step
 main() {
 bash scripts/setup-host.sh || die "setup failed"
 bash scripts/build-kernel.sh || die "test kernel build failed"
-bash scripts/build-module.sh "$KBUILD" "$RAINSSD_CACHE/mod-6.12" >/dev/null || die "module build (6.12) failed"
+bash scripts/build-module.sh "$KBUILD" "$mod612" >/dev/null || die "module build (6.12) failed"
 make -s -C userspace-tools >/dev/null || die "tools build failed"
 
 {
@@ -37,10 +40,10 @@ make -s -C userspace-tools >/dev/null || die "tools build failed"
 } | tee "$results/host.out"
 
 export KSRC
-log "running KUnit and the integration cases in the 6.12 test VM"
+log "running KUnit and the integration cases in the 6.12${KVARIANT:+ $KVARIANT} test VM"
 bash scripts/vm-run.sh --kernel test -- env KSRC="$KSRC" bash tests/run-in-vm.sh \
-	"$RAINSSD_CACHE/mod-6.12" "${CASES:-*}" 2>&1 | tr -d '\r' | tee "$results/vm-6.12.log" | grep -E '^(ok|not ok) |^    ' 
-grep -q RUNNER-DONE "$results/vm-6.12.log" || echo "not ok - vm-6.12:runner-completed"
+	"$mod612" "${CASES:-*}" 2>&1 | tr -d '\r' | tee "$results/$vmname.log" | grep -E '^(ok|not ok) |^    '
+grep -q RUNNER-DONE "$results/$vmname.log" || echo "not ok - $vmname:runner-completed"
 
 if [ "${STOCK:-1}" = 1 ]; then
 	log "running the smoke cases on the stock kernel ($(basename "$(stock_kernel)"))"
