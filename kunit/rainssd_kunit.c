@@ -364,6 +364,21 @@ static void snap_q(struct rs_load_snap *ls, unsigned int i, u32 r, u32 w, u32 t_
 }
 
 /*
+ * Paper 000 Fig. 5's queues on 6 members, t_R = 45 us, t_W = @t_w: member 5
+ * (the parity) has 3 reads and 2 writes queued and 3.5 ms of stall to come.
+ */
+static void snap_fig5(struct rs_load_snap *ls, u32 t_w)
+{
+	snap_idle(ls, 6, 45 * US, t_w);
+	snap_q(ls, 0, 1, 1, 0);
+	snap_q(ls, 1, 1, 1, 0);
+	snap_q(ls, 2, 0, 1, 0);
+	snap_q(ls, 3, 2, 0, 0);
+	snap_q(ls, 4, 1, 1, 0);
+	snap_q(ls, 5, 3, 2, 3500 * US);
+}
+
+/*
  * MSST'24 Fig. 5: six channels, a one-page write to D0 on CH0 whose parity is
  * on CH5. RMW pre-reads CH0 and CH5, RCW the four others. CH5 is congested
  * (three reads queued and a garbage collection of t_E = 3.5 ms under way), CH3
@@ -396,13 +411,7 @@ static void rs_adaptive_msst_fig5(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sec[0] + sec[5], 0U);
 	KUNIT_EXPECT_EQ(test, sec[1] + sec[2] + sec[3] + sec[4], 32U);
 
-	snap_idle(ls, 6, 45 * US, 0);
-	snap_q(ls, 0, 1, 1, 0);
-	snap_q(ls, 1, 1, 1, 0);
-	snap_q(ls, 2, 0, 1, 0);
-	snap_q(ls, 3, 2, 0, 0);
-	snap_q(ls, 4, 1, 1, 0);
-	snap_q(ls, 5, 3, 2, 3500 * US);
+	snap_fig5(ls, 0);
 
 	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_COUNT, ls, NULL), RS_WRITE_RMW);
 	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, ls, &c), RS_WRITE_RCW);
@@ -411,13 +420,7 @@ static void rs_adaptive_msst_fig5(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c.cost_rmw, 3815ULL * US);
 	KUNIT_EXPECT_EQ(test, c.cost_rcw, 270ULL * US);
 
-	snap_idle(ls, 6, 45 * US, 700 * US);
-	snap_q(ls, 0, 1, 1, 0);
-	snap_q(ls, 1, 1, 1, 0);
-	snap_q(ls, 2, 0, 1, 0);
-	snap_q(ls, 3, 2, 0, 0);
-	snap_q(ls, 4, 1, 1, 0);
-	snap_q(ls, 5, 3, 2, 3500 * US);
+	snap_fig5(ls, 700 * US);
 	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, ls, &c), RS_WRITE_RCW);
 	KUNIT_EXPECT_EQ(test, c.cost_rmw, 5215ULL * US);
 	KUNIT_EXPECT_EQ(test, c.cost_rcw, 925ULL * US);
