@@ -19,6 +19,7 @@
 #include <linux/debugfs.h>
 #include <linux/fault-inject.h>
 #include <linux/hash.h>
+#include <linux/delay.h>
 #include <linux/highmem.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
@@ -36,6 +37,7 @@
 enum rs_fault {
 	RS_FAULT_NOWAIT_BIO,
 	RS_FAULT_BUFFERS,
+	RS_FAULT_DELAY_PREREAD,
 	RS_NR_FAULTS,
 };
 
@@ -47,9 +49,11 @@ static struct fault_attr rs_faults[RS_NR_FAULTS] = {
 static const char * const rs_fault_names[RS_NR_FAULTS] = {
 	[RS_FAULT_NOWAIT_BIO] = "fail_nowait_bio",
 	[RS_FAULT_BUFFERS] = "fail_buffers",
+	[RS_FAULT_DELAY_PREREAD] = "delay_preread",
 };
 
 static struct dentry *rs_debugfs_dir;
+static u32 rs_delay_preread_ms = 100;
 
 void rs_fault_init(void)
 {
@@ -58,6 +62,7 @@ void rs_fault_init(void)
 	rs_debugfs_dir = debugfs_create_dir("rainssd", NULL);
 	for (i = 0; i < RS_NR_FAULTS; i++)
 		fault_create_debugfs_attr(rs_fault_names[i], rs_debugfs_dir, &rs_faults[i]);
+	debugfs_create_u32("delay_preread_ms", 0600, rs_debugfs_dir, &rs_delay_preread_ms);
 }
 
 void rs_fault_exit(void)
@@ -649,6 +654,8 @@ static void rs_op_plan(struct rs_io *io)
 	if (io->from_reserve)
 		io->npages = rs->pages_per_member;
 
+	if (rs_fault(RS_FAULT_DELAY_PREREAD))
+		msleep(rs_delay_preread_ms);
 	rs_batch_run(io, rs_issue_prereads, rs_op_compute);
 }
 
