@@ -14,7 +14,7 @@ RAINSSD_CACHE ?= $(HOME)/.cache/rainssd
 KDIR ?= $(RAINSSD_CACHE)/build-6.12
 W ?= 1
 
-SRCS := $(wildcard dm-rainssd/*.c dm-rainssd/*.h kunit/*.c)
+SRCS := $(wildcard dm-rainssd/*.c dm-rainssd/*.h kunit/*.c kunit/*.h)
 
 .PHONY: all module tools kernel setup demo test test-kasan check-style clean
 

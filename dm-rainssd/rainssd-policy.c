@@ -63,91 +63,6 @@ void rs_tunables_default(struct rs_tunables *t)
 	t->recon_load_pct = RS_DEF_RECON_LOAD_PCT;
 }
 
-/* A shape for @stripe with nothing written yet; @dead is RS_NO_MEMBER if none. */
-void rs_shape_init(struct rs_stripe_shape *s, const struct rs_geom *g, u64 stripe,
-		   unsigned int dead)
-{
-	memset(s, 0, sizeof(*s));
-	s->n = g->n;
-	s->chunk = g->chunk;
-	s->parity = rs_parity_member(g, stripe);
-	s->dead = dead;
-	s->rows.start = g->chunk;
-	s->rows.end = 0;
-}
-
-/*
- * Record that rows [start, end) of @member are written. The rows whose parity
- * is recomputed grow to the smallest range covering every written row.
- */
-void rs_shape_add_write(struct rs_stripe_shape *s, unsigned int member,
-			unsigned int start, unsigned int end)
-{
-	s->w[member].start = start;
-	s->w[member].end = end;
-	s->rows.start = min(s->rows.start, start);
-	s->rows.end = max(s->rows.end, end);
-}
-
-static bool rs_is_data(const struct rs_stripe_shape *s, unsigned int m)
-{
-	return m != s->parity;
-}
-
-/*
- * Sectors each member pre-reads for @mode (RMW or RCW) into @sectors[0..n).
- * RMW reads the old rows of every written chunk and the old parity rows; RCW
- * reads every data row of the recomputed range that is not being written.
- */
-void rs_prereads_per_member(const struct rs_stripe_shape *s, enum rs_write_mode mode,
-			    unsigned int *sectors)
-{
-	unsigned int m;
-
-	for (m = 0; m < s->n; m++) {
-		if (mode == RS_WRITE_RMW)
-			sectors[m] = rs_is_data(s, m) ? rs_range_len(&s->w[m]) :
-						       rs_range_len(&s->rows);
-		else if (mode == RS_WRITE_RCW)
-			sectors[m] = rs_is_data(s, m) ? rs_range_len(&s->rows) -
-						       rs_range_len(&s->w[m]) : 0;
-		else
-			sectors[m] = 0;
-	}
-}
-
-static unsigned int rs_sum_prereads(const struct rs_stripe_shape *s, enum rs_write_mode mode)
-{
-	unsigned int sectors[RS_MAX_DEVS], m, sum = 0;
-
-	rs_prereads_per_member(s, mode, sectors);
-	for (m = 0; m < s->n; m++)
-		sum += sectors[m];
-	return sum;
-}
-
-/* Sectors RMW pre-reads: the old rows of every written chunk, and the old parity. */
-unsigned int rs_rmw_prereads(const struct rs_stripe_shape *s)
-{
-	return rs_sum_prereads(s, RS_WRITE_RMW);
-}
-
-/* Sectors RCW pre-reads: every data row of the range that is not being written. */
-unsigned int rs_rcw_prereads(const struct rs_stripe_shape *s)
-{
-	return rs_sum_prereads(s, RS_WRITE_RCW);
-}
-
-static bool rs_is_full_stripe(const struct rs_stripe_shape *s)
-{
-	unsigned int m;
-
-	for (m = 0; m < s->n; m++)
-		if (rs_is_data(s, m) && (s->w[m].start != 0 || s->w[m].end != s->chunk))
-			return false;
-	return true;
-}
-
 /* Time until a request queued now on @m could start: Eq. 1 of TODAES'22. */
 static u64 rs_member_wait(const struct rs_member_snap *m)
 {
@@ -213,7 +128,7 @@ static bool rs_set_warm(const struct rs_load_snap *ls, const unsigned int *secto
 enum rs_write_mode rs_plan_write(const struct rs_stripe_shape *s, enum rs_policy p,
 				 const struct rs_load_snap *ls, struct rs_write_choice *c)
 {
-	unsigned int rmw[RS_MAX_DEVS], rcw[RS_MAX_DEVS];
+	unsigned int rmw[RS_MAX_DEVS], rcw[RS_MAX_DEVS], sum_rmw = 0, sum_rcw = 0, m;
 	struct rs_write_choice tmp;
 	enum rs_write_mode count;
 
@@ -225,7 +140,7 @@ enum rs_write_mode rs_plan_write(const struct rs_stripe_shape *s, enum rs_policy
 	if (s->dead != RS_NO_MEMBER) {
 		if (s->dead == s->parity)
 			c->mode = RS_WRITE_NOPARITY;
-		else if (rs_is_full_stripe(s))
+		else if (rs_shape_is_full(s))
 			c->mode = RS_WRITE_FULL;
 		else if (!rs_range_len(&s->w[s->dead]))
 			c->mode = RS_WRITE_RMW;
@@ -234,14 +149,18 @@ enum rs_write_mode rs_plan_write(const struct rs_stripe_shape *s, enum rs_policy
 		c->count_mode = c->mode;
 		return c->mode;
 	}
-	if (rs_is_full_stripe(s)) {
+	if (rs_shape_is_full(s)) {
 		c->mode = RS_WRITE_FULL;
 		c->count_mode = c->mode;
 		return c->mode;
 	}
 	rs_prereads_per_member(s, RS_WRITE_RMW, rmw);
 	rs_prereads_per_member(s, RS_WRITE_RCW, rcw);
-	count = rs_rmw_prereads(s) <= rs_rcw_prereads(s) ? RS_WRITE_RMW : RS_WRITE_RCW;
+	for (m = 0; m < s->n; m++) {
+		sum_rmw += rmw[m];
+		sum_rcw += rcw[m];
+	}
+	count = sum_rmw <= sum_rcw ? RS_WRITE_RMW : RS_WRITE_RCW;
 	c->count_mode = count;
 	switch (p) {
 	case RS_POLICY_RMW:

@@ -2,11 +2,11 @@
 /*
  * dm-rainssd policy unit: pure decision code, no I/O and no locking.
  *
- * The I/O engine describes one partial-stripe operation as a struct
- * rs_stripe_shape (which rows of which member it writes, which member is the
- * parity and which one is dead) and asks rs_plan_write() how to keep the
- * parity right. With the adaptive policies it also hands over a snapshot of
- * every member's load (struct rs_load_snap, filled by rainssd-load.c), and
+ * The I/O engine describes one partial-stripe write as a struct
+ * rs_stripe_shape (rainssd-shape.h: which rows of which member it writes,
+ * which member is the parity and which one is dead) and asks rs_plan_write()
+ * how to keep the parity right. With the adaptive policies it also hands
+ * over a snapshot of every member's load (struct rs_load_snap, filled by rainssd-load.c), and
  * rs_plan_write() / rs_plan_read() weigh the methods by the queueing models
  * of the MSST'24 paper (RMW vs RCW, Eq. 4-9) and the TODAES'22 paper
  * (direct vs reconstruct read, Eq. 1-4). KUnit calls the same functions on
@@ -17,41 +17,10 @@
 
 #include <linux/types.h>
 
-#include "rainssd-geometry.h"
-
-#define RS_NO_MEMBER	UINT_MAX
+#include "rainssd-shape.h"
 
 /* The cost models count pre-reads in 4 KiB pages, as SSDsim's sub-requests. */
 #define RS_PAGE_SECTORS	8
-
-/* Rows [start, end) inside a chunk, in sectors; empty when start == end. */
-struct rs_range {
-	unsigned int start;
-	unsigned int end;
-};
-
-static inline unsigned int rs_range_len(const struct rs_range *r)
-{
-	return r->end - r->start;
-}
-
-struct rs_stripe_shape {
-	unsigned int n;			/* members */
-	unsigned int chunk;		/* chunk size in sectors */
-	unsigned int parity;		/* parity member */
-	unsigned int dead;		/* the dead member, or RS_NO_MEMBER */
-	struct rs_range rows;		/* rows whose parity this write recomputes */
-	struct rs_range w[RS_MAX_DEVS];	/* rows written on each member (inside rows) */
-};
-
-/* How one write keeps the stripe's parity right. */
-enum rs_write_mode {
-	RS_WRITE_FULL,		/* every data row of the stripe is written: no pre-reads */
-	RS_WRITE_RMW,		/* pre-read old data being written and old parity */
-	RS_WRITE_RCW,		/* pre-read the data not being written */
-	RS_WRITE_NOPARITY,	/* the parity member is dead: write data only */
-	RS_WRITE_RECONSTRUCT,	/* a written data member is dead: read all, rebuild, write */
-};
 
 /* The parity-update decision a target uses for healthy stripes. */
 enum rs_policy {
@@ -147,16 +116,6 @@ int rs_policy_parse(const char *name, enum rs_policy *p);
 const char *rs_read_policy_name(enum rs_read_policy p);
 int rs_read_policy_parse(const char *name, enum rs_read_policy *p);
 void rs_tunables_default(struct rs_tunables *t);
-
-void rs_shape_init(struct rs_stripe_shape *s, const struct rs_geom *g, u64 stripe,
-		   unsigned int dead);
-void rs_shape_add_write(struct rs_stripe_shape *s, unsigned int member,
-			unsigned int start, unsigned int end);
-
-void rs_prereads_per_member(const struct rs_stripe_shape *s, enum rs_write_mode mode,
-			    unsigned int *sectors);
-unsigned int rs_rmw_prereads(const struct rs_stripe_shape *s);
-unsigned int rs_rcw_prereads(const struct rs_stripe_shape *s);
 
 u64 rs_cost_prereads(const struct rs_load_snap *ls, const unsigned int *sectors);
 enum rs_write_mode rs_plan_write(const struct rs_stripe_shape *s, enum rs_policy p,

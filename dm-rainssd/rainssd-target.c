@@ -2,186 +2,73 @@
 /*
  * dm-rainssd: a channel-RAID-5 device-mapper target.
  *
- * This file is the dm glue: table parsing, bio mapping, status and messages.
- * The layout lives in rainssd-geometry.c, the parity decision in
- * rainssd-policy.c and the stripe I/O engine in rainssd-io.c.
+ * This file is the dm glue: the constructor and destructor, bio mapping and
+ * end_io, suspend, devices and I/O hints. rainssd.h indexes the other units;
  * docs/rainssd.rst documents the table line, status and messages.
  */
 #include <linux/blkdev.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/timekeeping.h>
 
 #include "rainssd.h"
+#include "rainssd-fault.h"
+#include "rainssd-raid5.h"
 
-#define RS_VERSION_STR "1.2.0"
+static void rs_event_work(struct work_struct *work)
+{
+	struct rainssd *rs = container_of(work, struct rainssd, event_work);
 
-/* The numeric tunables: table arguments and messages of the same name. */
-struct rs_tunable_desc {
-	const char *name;
-	size_t offset;			/* in struct rs_tunables */
-	unsigned int min, max, def;
-	char *error;			/* for ti->error */
-};
-
-#define RS_TUNABLE(f, lo, hi, d) {						\
-	.name = #f, .offset = offsetof(struct rs_tunables, f), .min = lo,	\
-	.max = hi, .def = d, .error = "Invalid " #f ": need " #lo " to " #hi	\
+	dm_table_event(rs->ti->table);
 }
 
-static const struct rs_tunable_desc rs_tunable_descs[] = {
-	RS_TUNABLE(ewma_weight, 1, 1024, RS_DEF_EWMA_WEIGHT),
-	RS_TUNABLE(freq_window, 1, 65536, RS_DEF_FREQ_WINDOW),
-	RS_TUNABLE(stall_factor, 0, 1000, RS_DEF_STALL_FACTOR),
-	RS_TUNABLE(xor_ns, 0, 10000000, RS_DEF_XOR_NS),
-	RS_TUNABLE(probe_ms, 0, 60000, RS_DEF_PROBE_MS),
-	RS_TUNABLE(recon_load_pct, 0, 1000, RS_DEF_RECON_LOAD_PCT),
-};
-
-static unsigned int *rs_tunable(struct rs_tunables *t, const struct rs_tunable_desc *d)
+/* Mark member @m dead (idempotent); raises a dm event the first time. Any context. */
+void rs_member_failed(struct rainssd *rs, unsigned int m)
 {
-	return (unsigned int *)((char *)t + d->offset);
-}
-
-/* Optional arguments that take a word: the policies, then the tunables. */
-#define RS_OPT_POLICY		0
-#define RS_OPT_READ_POLICY	1
-#define RS_OPT_TUNABLES		2
-#define RS_NR_OPTS		(RS_OPT_TUNABLES + ARRAY_SIZE(rs_tunable_descs))
-
-static int rs_opt_index(const char *key)
-{
-	unsigned int i;
-
-	if (!strcasecmp(key, "policy"))
-		return RS_OPT_POLICY;
-	if (!strcasecmp(key, "read_policy"))
-		return RS_OPT_READ_POLICY;
-	for (i = 0; i < ARRAY_SIZE(rs_tunable_descs); i++)
-		if (!strcasecmp(key, rs_tunable_descs[i].name))
-			return RS_OPT_TUNABLES + i;
-	return -EINVAL;
+	if (test_and_set_bit(m, &rs->dead_mask))
+		return;
+	DMERR_LIMIT("member %u (%pg) failed; %u member(s) dead", m,
+		    rs->dev[m]->bdev, rs_dead_count(rs));
+	queue_work(rs->wq, &rs->event_work);
 }
 
 /*
- * Set option @opt (an rs_opt_index()) to @val; shared by the table line and
- * the messages. On a bad value returns -EINVAL with *@error set.
+ * One piece of a stripe bio is done (or, with BLK_STS_OK, its cutting is);
+ * the bio ends with the first error of any piece when the last one is.
  */
-static int rs_set_option(struct rainssd *rs, int opt, const char *val, char **error)
+void rs_bio_endio_piece(struct rainssd *rs, struct bio *bio, blk_status_t status)
 {
-	const struct rs_tunable_desc *d;
-	enum rs_read_policy rp;
-	enum rs_policy p;
-	unsigned int v;
+	struct rs_bio *rb = rs_bio(bio);
 
-	switch (opt) {
-	case RS_OPT_POLICY:
-		if (rs_policy_parse(val, &p)) {
-			*error = "Unknown policy: use count, rmw, rcw or adaptive";
-			return -EINVAL;
-		}
-		WRITE_ONCE(rs->policy, p);
-		return 0;
-	case RS_OPT_READ_POLICY:
-		if (rs_read_policy_parse(val, &rp)) {
-			*error = "Unknown read_policy: use direct, adaptive or reconstruct";
-			return -EINVAL;
-		}
-		WRITE_ONCE(rs->read_policy, rp);
-		return 0;
-	}
-	d = &rs_tunable_descs[opt - RS_OPT_TUNABLES];
-	if (kstrtouint(val, 10, &v) || v < d->min || v > d->max) {
-		*error = d->error;
-		return -EINVAL;
-	}
-	WRITE_ONCE(*rs_tunable(&rs->tun, d), v);
-	return 0;
+	if (status)
+		cmpxchg(&rb->status, BLK_STS_OK, status);
+	if (!atomic_dec_and_test(&rb->pending))
+		return;
+	bio->bi_status = READ_ONCE(rb->status);
+	bio_endio(bio);
 }
 
-/* How many words of optional arguments the table line shows (non-defaults). */
-static unsigned int rs_opt_words(struct rainssd *rs)
+/* Hand a stripe bio to operations, after any bio already waiting for one. */
+static void rs_submit_stripe(struct rainssd *rs, struct bio *bio)
 {
-	unsigned int i, words = 0;
-
-	if (READ_ONCE(rs->policy) != RS_POLICY_COUNT)
-		words += 2;
-	if (READ_ONCE(rs->read_policy) != RS_READ_DIRECT)
-		words += 2;
-	for (i = 0; i < ARRAY_SIZE(rs_tunable_descs); i++)
-		if (READ_ONCE(*rs_tunable(&rs->tun, &rs_tunable_descs[i])) !=
-		    rs_tunable_descs[i].def)
-			words += 2;
-	return words;
+	if (rs_defer_pending(rs) || !rs_r5_feed(rs, bio))
+		rs_defer_bio(rs, bio);
 }
 
 static void rs_free(struct rainssd *rs)
 {
 	unsigned int i;
 
-	rs_io_exit(rs);
+	rs_op_exit(rs);
+	if (rs->wq)
+		destroy_workqueue(rs->wq);
 	rs_load_exit(&rs->load);
 	free_percpu(rs->snap);
-	free_percpu(rs->stats);
-	kfree(rs->stats_base);
-	kfree(rs->stats_sum);
+	rs_stats_exit(rs);
 	for (i = 0; i < rs->geom.n; i++)
 		if (rs->dev[i])
 			dm_put_device(rs->ti, rs->dev[i]);
 	kfree(rs);
-}
-
-/*
- * Optional arguments, <key> <value> pairs in any order, each key at most once
- * (docs/rainssd.rst):
- *   policy <count|rmw|rcw|adaptive>	parity-update decision (default count)
- *   read_policy <direct|adaptive|reconstruct>  read decision (default direct)
- *   ewma_weight <1..1024>		service-time average window (16)
- *   freq_window <1..65536>		arrival-rate window in requests (128)
- *   stall_factor <0..1000>		stall threshold in service times (8; 0 off)
- *   xor_ns <0..10000000>		least t_xor of a reconstruct read (20000)
- *   probe_ms <0..60000>		refresh a bypassed member's estimates (100; 0 off)
- *   recon_load_pct <0..1000>		weight of the read model's load terms (100)
- */
-static int rs_parse_opt_args(struct rainssd *rs, struct dm_arg_set *as)
-{
-	static const struct dm_arg opt_count = {
-		0, 2 * RS_NR_OPTS, "Invalid number of optional arguments"
-	};
-	struct dm_target *ti = rs->ti;
-	unsigned long seen = 0;
-	unsigned int argc;
-	const char *word;
-	int r, opt;
-
-	if (!as->argc)
-		return 0;
-	r = dm_read_arg_group(&opt_count, as, &argc, &ti->error);
-	if (r)
-		return r;
-	if (argc % 2) {
-		ti->error = "Optional arguments come in <key> <value> pairs";
-		return -EINVAL;
-	}
-	for (; argc; argc -= 2) {
-		word = dm_shift_arg(as);
-		opt = rs_opt_index(word);
-		if (opt < 0) {
-			ti->error = "Unknown optional argument";
-			return -EINVAL;
-		}
-		if (__test_and_set_bit(opt, &seen)) {
-			ti->error = "Optional argument given twice";
-			return -EINVAL;
-		}
-		r = rs_set_option(rs, opt, dm_shift_arg(as), &ti->error);
-		if (r)
-			return r;
-	}
-	if (as->argc) {
-		ti->error = "Too many arguments";
-		return -EINVAL;
-	}
-	return 0;
 }
 
 static int rs_get_members(struct rainssd *rs, struct dm_arg_set *as)
@@ -261,16 +148,13 @@ static int rs_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		return -ENOMEM;
 	}
 	rs->ti = ti;
-	rs->policy = RS_POLICY_COUNT;
-	rs->read_policy = RS_READ_DIRECT;
-	rs_tunables_default(&rs->tun);
-	mutex_init(&rs->stats_lock);
 	r = rs_geom_init(&rs->geom, n, chunk);
 	if (r) {
 		ti->error = "Invalid geometry";
 		kfree(rs);
 		return r;
 	}
+	rs_args_default(rs);
 
 	r = rs_get_members(rs, &as);
 	if (r)
@@ -279,32 +163,36 @@ static int rs_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (r)
 		goto bad;
 
-	r = -ENOMEM;
-	rs->stats = alloc_percpu(struct rs_stats);
-	rs->stats_base = kzalloc(sizeof(*rs->stats_base), GFP_KERNEL);
-	rs->stats_sum = kzalloc(sizeof(*rs->stats_sum), GFP_KERNEL);
-	if (!rs->stats || !rs->stats_base || !rs->stats_sum) {
+	r = rs_stats_init(rs);
+	if (r) {
 		ti->error = "Cannot allocate statistics";
 		goto bad;
 	}
+	r = -ENOMEM;
 	rs->snap = alloc_percpu(struct rs_load_snap);
 	if (!rs->snap || rs_load_init(&rs->load, n, &rs->tun)) {
 		ti->error = "Cannot allocate the load signals";
 		goto bad;
 	}
-	r = rs_io_init(rs);
-	if (r) {
-		ti->error = "Cannot allocate the I/O engine";
+	rs->wq = alloc_workqueue("rainssd", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
+	if (!rs->wq) {
+		ti->error = "Cannot allocate the workqueue";
 		goto bad;
 	}
-	r = dm_set_target_max_io_len(ti, rs->geom.stripe_data);
+	INIT_WORK(&rs->event_work, rs_event_work);
+	r = rs_op_init(rs, rs_r5_feed);
+	if (r) {
+		ti->error = "Cannot allocate the operation layer (stripe locks, reserve, biosets)";
+		goto bad;
+	}
+	r = dm_set_target_max_io_len(ti, rs_r5_max_stripes(&rs->geom) * rs->geom.stripe_data);
 	if (r)
 		goto bad;
 
 	ti->num_flush_bios = n;
 	ti->num_discard_bios = 0;
 	ti->num_write_zeroes_bios = 0;
-	ti->per_io_data_size = sizeof(struct rs_io);
+	ti->per_io_data_size = sizeof(struct rs_bio);
 	ti->private = rs;
 	return 0;
 bad:
@@ -318,11 +206,11 @@ static void rs_dtr(struct dm_target *ti)
 }
 
 /*
- * Whether the read of io->member's chunk (a live member) is to be rebuilt
+ * Whether the read of @rb->member's chunk (a live member) is to be rebuilt
  * from the other members: always with read_policy reconstruct while no
  * member is dead; with adaptive when the policy unit finds it cheaper.
  */
-static bool rs_read_around(struct rainssd *rs, struct rs_io *io)
+static bool rs_read_around(struct rainssd *rs, struct rs_bio *rb)
 {
 	enum rs_read_policy rp = READ_ONCE(rs->read_policy);
 	struct rs_tunables tun = {
@@ -335,47 +223,52 @@ static bool rs_read_around(struct rainssd *rs, struct rs_io *io)
 
 	if (rp == RS_READ_DIRECT)
 		return false;
-	if (rp == RS_READ_RECONSTRUCT) {
-		io->by_choice = !rs_dead_count(rs);
-		return io->by_choice;
-	}
+	if (rp == RS_READ_RECONSTRUCT)
+		return !rs_dead_count(rs);
 	snap = get_cpu_ptr(rs->snap);
 	rs_load_snapshot(&rs->load, READ_ONCE(rs->dead_mask), snap);
-	rs_plan_read(snap, io->member, &tun, &c);
+	rs_plan_read(snap, rb->member, &tun, &c);
 	put_cpu_ptr(rs->snap);
 	if (c.why == RS_WHY_PROBE)
 		rs_stat_inc(rs, RS_STAT_PROBES);
-	io->by_choice = c.reconstruct;
 	return c.reconstruct;
+}
+
+/* Start @bio (@rb->iter set) as a stripe bio: cut into operations. */
+static void rs_start_stripe_bio(struct rainssd *rs, struct bio *bio, struct rs_bio *rb)
+{
+	rb->kind = RS_BIO_STRIPE;
+	rb->status = BLK_STS_OK;
+	atomic_set(&rb->pending, 1);
+	rs_submit_stripe(rs, bio);
 }
 
 /*
  * A read inside one chunk goes straight to its member, unless the member is
  * dead or the read policy rebuilds it from the others.
  */
-static int rs_map_read(struct rainssd *rs, struct rs_io *io, struct bio *bio)
+static int rs_map_read(struct rainssd *rs, struct rs_bio *rb, struct bio *bio)
 {
 	struct rs_loc loc;
 	unsigned int len;
 
-	rs_map(&rs->geom, io->iter.bi_sector, &loc);
+	rs_map(&rs->geom, rb->iter.bi_sector, &loc);
 	len = rs->geom.chunk - loc.row;
 	if (bio_sectors(bio) > len) {
 		dm_accept_partial_bio(bio, len);
-		io->iter = bio->bi_iter;
-		io->iter.bi_sector = dm_target_offset(rs->ti, bio->bi_iter.bi_sector);
+		rb->iter = bio->bi_iter;
+		rb->iter.bi_sector = dm_target_offset(rs->ti, bio->bi_iter.bi_sector);
 	}
 	rs_stat_inc(rs, RS_STAT_READS);
-	io->member = loc.member;
-	io->stripe = loc.stripe;
-	io->by_choice = false;
-	if (rs_member_dead(rs, loc.member) || rs_read_around(rs, io)) {
-		io->kind = RS_IO_RECON_READ;
-		rs_submit_stripe_io(io);
+	rb->member = loc.member;
+	rb->by_choice = !rs_member_dead(rs, loc.member) && rs_read_around(rs, rb);
+	if (rb->by_choice || rs_member_dead(rs, loc.member)) {
+		rb->t_map = ktime_get_ns();
+		rs_start_stripe_bio(rs, bio, rb);
 		return DM_MAPIO_SUBMITTED;
 	}
-	io->kind = RS_IO_DIRECT_READ;
-	rs_load_issue(&rs->load, loc.member, false, &io->tag);
+	rb->kind = RS_BIO_DIRECT;
+	rs_load_issue(&rs->load, loc.member, false, &rb->tag);
 	bio_set_dev(bio, rs->dev[loc.member]->bdev);
 	bio->bi_iter.bi_sector = loc.msector;
 	return DM_MAPIO_REMAPPED;
@@ -384,36 +277,32 @@ static int rs_map_read(struct rainssd *rs, struct rs_io *io, struct bio *bio)
 static int rs_map_bio(struct dm_target *ti, struct bio *bio)
 {
 	struct rainssd *rs = ti->private;
-	struct rs_io *io = dm_per_bio_data(bio, sizeof(struct rs_io));
-
-	io->rs = rs;
-	io->bio = bio;
+	struct rs_bio *rb = rs_bio(bio);
 
 	if (unlikely(bio->bi_opf & REQ_PREFLUSH)) {
 		/* An empty flush, one clone per member. */
-		io->kind = RS_IO_FLUSH;
-		io->member = dm_bio_get_target_bio_nr(bio);
-		if (rs_member_dead(rs, io->member)) {
+		rb->kind = RS_BIO_FLUSH;
+		rb->member = dm_bio_get_target_bio_nr(bio);
+		if (rs_member_dead(rs, rb->member)) {
 			bio_endio(bio);
 			return DM_MAPIO_SUBMITTED;
 		}
-		bio_set_dev(bio, rs->dev[io->member]->bdev);
+		bio_set_dev(bio, rs->dev[rb->member]->bdev);
 		return DM_MAPIO_REMAPPED;
 	}
 	if (rs_dead_count(rs) > 1)
 		return DM_MAPIO_KILL;
 
-	io->iter = bio->bi_iter;
-	io->iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
+	rb->iter = bio->bi_iter;
+	rb->iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
 
 	switch (bio_op(bio)) {
 	case REQ_OP_READ:
-		return rs_map_read(rs, io, bio);
+		return rs_map_read(rs, rb, bio);
 	case REQ_OP_WRITE:
 		rs_stat_inc(rs, RS_STAT_WRITES);
-		io->kind = RS_IO_WRITE;
-		io->stripe = div_u64(io->iter.bi_sector, rs->geom.stripe_data);
-		rs_submit_stripe_io(io);
+		rb->by_choice = false;
+		rs_start_stripe_bio(rs, bio, rb);
 		return DM_MAPIO_SUBMITTED;
 	default:
 		return DM_MAPIO_KILL;
@@ -422,118 +311,45 @@ static int rs_map_bio(struct dm_target *ti, struct bio *bio)
 
 /*
  * A direct read that failed marks its member dead and is served again by
- * rebuilding it from the other members; a failed flush marks its member dead.
+ * rebuilding it from the other members; a failed flush marks its member
+ * dead. May run in interrupt context: the rebuilt read is deferred to the
+ * workqueue.
  */
 static int rs_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 {
 	struct rainssd *rs = ti->private;
-	struct rs_io *io = dm_per_bio_data(bio, sizeof(struct rs_io));
+	struct rs_bio *rb = rs_bio(bio);
 
-	if (io->kind == RS_IO_DIRECT_READ && rs_load_done(&rs->load, io->member, &io->tag))
-		rs_mstat_inc(rs, io->member, RS_MSTAT_STALLS);
-	if (!*error || (io->kind != RS_IO_DIRECT_READ && io->kind != RS_IO_FLUSH))
+	if (rb->kind == RS_BIO_DIRECT && rs_load_done(&rs->load, rb->member, &rb->tag))
+		rs_mstat_inc(rs, rb->member, RS_MSTAT_STALLS);
+	if (!*error || rb->kind == RS_BIO_STRIPE)
 		return DM_ENDIO_DONE;
-	if (*error == BLK_STS_AGAIN)
+	/*
+	 * Not the member's fault: a nowait bio that would block, or readahead,
+	 * which a suspended dm member (LVM, multipath) fails at once instead of
+	 * queueing it. The caller reads again for real when it needs the data.
+	 */
+	if (*error == BLK_STS_AGAIN || (bio->bi_opf & REQ_RAHEAD))
 		return DM_ENDIO_DONE;
 
-	rs_member_failed(rs, io->member);
+	DMERR_LIMIT("member %u (%pg): %s failed: error %d", rb->member, rs->dev[rb->member]->bdev,
+		    rb->kind == RS_BIO_FLUSH ? "flush" : "read", blk_status_to_errno(*error));
+	rs_member_failed(rs, rb->member);
 	if (rs_dead_count(rs) > 1)
 		return DM_ENDIO_DONE;
-	if (io->kind == RS_IO_FLUSH) {
+	if (rb->kind == RS_BIO_FLUSH) {
 		*error = BLK_STS_OK;
 		return DM_ENDIO_DONE;
 	}
 	bio->bi_status = BLK_STS_OK;
-	bio->bi_iter = io->iter;
-	io->kind = RS_IO_RECON_READ;
-	rs_submit_stripe_io(io);
+	bio->bi_iter = rb->iter;
+	rb->by_choice = false;
+	rb->t_map = ktime_get_ns();
+	rb->kind = RS_BIO_STRIPE;
+	rb->status = BLK_STS_OK;
+	atomic_set(&rb->pending, 1);
+	rs_defer_bio(rs, bio);
 	return DM_ENDIO_INCOMPLETE;
-}
-
-/* The counters since the last stats_reset into rs->stats_sum; stats_lock held. */
-static void rs_sum_stats(struct rainssd *rs)
-{
-	struct rs_stats *sum = rs->stats_sum;
-	unsigned int i, m;
-	int cpu;
-
-	memset(sum, 0, sizeof(*sum));
-	for_each_possible_cpu(cpu) {
-		struct rs_stats *st = per_cpu_ptr(rs->stats, cpu);
-
-		for (i = 0; i < RS_NR_STATS; i++)
-			sum->c[i] += st->c[i];
-		for (m = 0; m < rs->geom.n; m++)
-			for (i = 0; i < RS_NR_MSTATS; i++)
-				sum->m[m][i] += st->m[m][i];
-	}
-	for (i = 0; i < RS_NR_STATS; i++)
-		sum->c[i] -= rs->stats_base->c[i];
-	for (m = 0; m < rs->geom.n; m++)
-		for (i = 0; i < RS_NR_MSTATS; i++)
-			sum->m[m][i] -= rs->stats_base->m[m][i];
-}
-
-/* stats_reset: the counters start again from zero (the estimates are kept). */
-static void rs_stats_reset(struct rainssd *rs)
-{
-	mutex_lock(&rs->stats_lock);
-	rs_sum_stats(rs);
-	for (unsigned int i = 0; i < RS_NR_STATS; i++)
-		rs->stats_base->c[i] += rs->stats_sum->c[i];
-	for (unsigned int m = 0; m < rs->geom.n; m++)
-		for (unsigned int i = 0; i < RS_NR_MSTATS; i++)
-			rs->stats_base->m[m][i] += rs->stats_sum->m[m][i];
-	mutex_unlock(&rs->stats_lock);
-}
-
-static unsigned int rs_us(u64 ns)
-{
-	return min_t(u64, div_u64(ns + NSEC_PER_USEC / 2, NSEC_PER_USEC), UINT_MAX);
-}
-
-/*
- * Status (INFO), docs/rainssd.rst has every field:
- *   <version> <#devs> <health> <reads> <writes> <full_stripe_writes> <rmw>
- *   <rcw> <degraded_writes> <prereads> <reconstruct_reads> <policy>
- *   <read_policy> <rmw_adjusted> <rcw_adjusted> <cold_fallbacks>
- *   <policy_reconstructs> <probes> <rebuild_us> <member_0> ... <member_N-1>
- * health has one character per member: A alive, D dead. Each member word is
- *   <reads_in_flight>:<writes_in_flight>:<t_read_us>:<t_write_us>:
- *   <arrivals_per_s>:<stall_ms>:<prereads>:<reconstruct_reads>:<bypassed>:<stalls>
- */
-static void rs_status_info(struct rainssd *rs, char *result, unsigned int maxlen)
-{
-	unsigned int sz = 0, i, n = rs->geom.n;
-	struct rs_stats *st = rs->stats_sum;
-	struct rs_load_snap *snap;
-
-	mutex_lock(&rs->stats_lock);
-	rs_sum_stats(rs);
-	DMEMIT("%s %u ", RS_VERSION_STR, n);
-	for (i = 0; i < n; i++)
-		DMEMIT("%c", rs_member_dead(rs, i) ? 'D' : 'A');
-	for (i = 0; i < RS_NR_BASIC_STATS; i++)
-		DMEMIT(" %llu", st->c[i]);
-	DMEMIT(" %s %s", rs_policy_name(READ_ONCE(rs->policy)),
-	       rs_read_policy_name(READ_ONCE(rs->read_policy)));
-	for (i = RS_NR_BASIC_STATS; i < RS_NR_STATS; i++)
-		DMEMIT(" %llu", st->c[i]);
-	snap = get_cpu_ptr(rs->snap);
-	rs_load_snapshot(&rs->load, READ_ONCE(rs->dead_mask), snap);
-	DMEMIT(" %u", rs_us(snap->t_rebuild));
-	for (i = 0; i < n; i++) {
-		const struct rs_member_snap *m = &snap->m[i];
-
-		DMEMIT(" %u:%u:%u:%u:%llu:%u:%llu:%llu:%llu:%llu", m->reads, m->writes,
-		       rs_us(m->t_read), rs_us(m->t_write),
-		       m->interval ? div_u64(NSEC_PER_SEC, m->interval) : 0ULL,
-		       rs_us(m->t_stall) / (unsigned int)USEC_PER_MSEC,
-		       st->m[i][RS_MSTAT_PREREADS], st->m[i][RS_MSTAT_RECON_READS],
-		       st->m[i][RS_MSTAT_BYPASSED], st->m[i][RS_MSTAT_STALLS]);
-	}
-	put_cpu_ptr(rs->snap);
-	mutex_unlock(&rs->stats_lock);
 }
 
 static void rs_status(struct dm_target *ti, status_type_t type,
@@ -550,20 +366,7 @@ static void rs_status(struct dm_target *ti, status_type_t type,
 		DMEMIT("%u %u", rs->geom.chunk, rs->geom.n);
 		for (i = 0; i < rs->geom.n; i++)
 			DMEMIT(" %s", rs->dev[i]->name);
-		if (!rs_opt_words(rs))
-			break;
-		DMEMIT(" %u", rs_opt_words(rs));
-		if (READ_ONCE(rs->policy) != RS_POLICY_COUNT)
-			DMEMIT(" policy %s", rs_policy_name(READ_ONCE(rs->policy)));
-		if (READ_ONCE(rs->read_policy) != RS_READ_DIRECT)
-			DMEMIT(" read_policy %s", rs_read_policy_name(READ_ONCE(rs->read_policy)));
-		for (i = 0; i < ARRAY_SIZE(rs_tunable_descs); i++) {
-			const struct rs_tunable_desc *d = &rs_tunable_descs[i];
-			unsigned int v = READ_ONCE(*rs_tunable(&rs->tun, d));
-
-			if (v != d->def)
-				DMEMIT(" %s %u", d->name, v);
-		}
+		rs_emit_table_opts(rs, result, maxlen, &sz);
 		break;
 	case STATUSTYPE_IMA:
 		DMEMIT_TARGET_NAME_VERSION(ti->type);
@@ -572,49 +375,6 @@ static void rs_status(struct dm_target *ti, status_type_t type,
 		       rs_read_policy_name(READ_ONCE(rs->read_policy)));
 		break;
 	}
-}
-
-/*
- * Messages (docs/rainssd.rst):
- *   fail <idx>			mark member idx dead (its data is then rebuilt)
- *   policy <name>		count, rmw, rcw or adaptive
- *   read_policy <name>		direct, adaptive or reconstruct
- *   <tunable> <value>		ewma_weight, freq_window, stall_factor, xor_ns,
- *				probe_ms, recon_load_pct (the table's ranges)
- *   stats_reset		the status counters start again from zero
- */
-static int rs_message(struct dm_target *ti, unsigned int argc, char **argv,
-		      char *result, unsigned int maxlen)
-{
-	struct rainssd *rs = ti->private;
-	unsigned int idx;
-	char *error;
-	int opt;
-
-	if (argc == 1 && !strcasecmp(argv[0], "stats_reset")) {
-		rs_stats_reset(rs);
-		return 0;
-	}
-	if (argc == 2 && !strcasecmp(argv[0], "fail")) {
-		if (kstrtouint(argv[1], 10, &idx) || idx >= rs->geom.n) {
-			DMWARN_LIMIT("fail: member index must be 0..%u, not '%s'",
-				     rs->geom.n - 1, argv[1]);
-			return -EINVAL;
-		}
-		rs_member_failed(rs, idx);
-		return 0;
-	}
-	opt = argc == 2 ? rs_opt_index(argv[0]) : -EINVAL;
-	if (opt >= 0) {
-		if (rs_set_option(rs, opt, argv[1], &error)) {
-			DMWARN_LIMIT("%s %s: %s", argv[0], argv[1], error);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	DMWARN_LIMIT("unknown message '%s' with %u argument(s); see docs/rainssd.rst",
-		     argc ? argv[0] : "", argc ? argc - 1 : 0);
-	return -EINVAL;
 }
 
 static int rs_iterate_devices(struct dm_target *ti, iterate_devices_callout_fn fn,
@@ -636,6 +396,8 @@ static void rs_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 	limits->io_min = rs->geom.chunk << SECTOR_SHIFT;
 	limits->io_opt = rs->geom.stripe_data << SECTOR_SHIFT;
+	/* Whole operations, not the members' max_sectors (often below a stripe). */
+	rs_limits_set_max_io(limits, rs->ti->max_io_len);
 }
 
 static void rs_postsuspend(struct dm_target *ti)
@@ -647,7 +409,7 @@ static void rs_postsuspend(struct dm_target *ti)
 
 static struct target_type rainssd_target = {
 	.name = "rainssd",
-	.version = {1, 2, 0},
+	.version = {1, 3, 0},
 	.module = THIS_MODULE,
 	.ctr = rs_ctr,
 	.dtr = rs_dtr,
@@ -662,17 +424,24 @@ static struct target_type rainssd_target = {
 
 static int __init dm_rainssd_init(void)
 {
-	int r = dm_register_target(&rainssd_target);
+	int r = rs_op_module_init(rs_r5_op_size());
 
-	if (!r)
-		rs_fault_init();
-	return r;
+	if (r)
+		return r;
+	r = dm_register_target(&rainssd_target);
+	if (r) {
+		rs_op_module_exit();
+		return r;
+	}
+	rs_fault_init();
+	return 0;
 }
 
 static void __exit dm_rainssd_exit(void)
 {
 	rs_fault_exit();
 	dm_unregister_target(&rainssd_target);
+	rs_op_module_exit();
 }
 
 module_init(dm_rainssd_init);

@@ -1,34 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dm-rainssd XOR helper: dst ^= src for any length and alignment, a word at a
- * time where both buffers allow it.
+ * dm-rainssd XOR (see rainssd-xor.h).
  */
 #include <linux/kernel.h>
+#include <linux/raid/xor.h>
 
 #include "rainssd-xor.h"
 
-void rs_xor(void *dst, const void *src, size_t len)
+/*
+ * dst ^= srcs[0] ^ ... ^ srcs[nr - 1] over @len bytes. The engine's lengths
+ * are whole sectors, which xor_blocks() takes as they are; a tail shorter
+ * than RS_XOR_UNIT (KUnit's odd lengths) is done a byte at a time, because
+ * the SIMD routines leave what does not fill their last line untouched.
+ */
+void rs_xor_blocks(void *dst, void **srcs, unsigned int nr, unsigned int len)
 {
+	unsigned int bulk = round_down(len, RS_XOR_UNIT), i, k, b;
 	u8 *d = dst;
-	const u8 *s = src;
 
-	if (IS_ALIGNED((unsigned long)d | (unsigned long)s, sizeof(unsigned long))) {
-		unsigned long *dw = (unsigned long *)d;
-		const unsigned long *sw = (const unsigned long *)s;
-
-		for (; len >= 4 * sizeof(unsigned long); len -= 4 * sizeof(unsigned long)) {
-			dw[0] ^= sw[0];
-			dw[1] ^= sw[1];
-			dw[2] ^= sw[2];
-			dw[3] ^= sw[3];
-			dw += 4;
-			sw += 4;
-		}
-		for (; len >= sizeof(unsigned long); len -= sizeof(unsigned long))
-			*dw++ ^= *sw++;
-		d = (u8 *)dw;
-		s = (const u8 *)sw;
+	for (i = 0; bulk && i < nr; i += k) {
+		k = min_t(unsigned int, nr - i, MAX_XOR_BLOCKS);
+		xor_blocks(k, bulk, dst, srcs + i);
 	}
-	while (len--)
-		*d++ ^= *s++;
+	for (i = 0; i < nr; i++)
+		for (b = bulk; b < len; b++)
+			d[b] ^= ((const u8 *)srcs[i])[b];
 }

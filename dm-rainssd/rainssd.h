@@ -1,7 +1,43 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * dm-rainssd: the target's state, shared by the dm glue (rainssd-target.c)
- * and the stripe I/O engine (rainssd-io.c).
+ * dm-rainssd internal header: the target's state and the index of its units.
+ *
+ * Units, one sentence each (every .h says which calls may block and which
+ * run in interrupt context):
+ *
+ *   rainssd-target.c    dm glue: constructor and destructor, bio mapping,
+ *                       end_io, suspend/resume, devices, I/O hints, module.
+ *   rainssd-args.c      the table line's optional arguments and the
+ *                       tunables, shared by the constructor, messages and
+ *                       the table status (rs_parse_opt_args, rs_set_option,
+ *                       rs_emit_table_opts).
+ *   rainssd-status.c    counters, the status line and messages
+ *                       (rs_stats_*, rs_status_info, rs_message).
+ *   rainssd-geometry.c  md's left-symmetric layout (pure).
+ *   rainssd-shape.c     which rows a write covers, and which rows each
+ *                       parity method reads and writes (pure).
+ *   rainssd-policy.c    the RMW/RCW and direct/rebuilt read decisions (pure).
+ *   rainssd-load.c      per-member load signals (lock-free).
+ *   rainssd-xor.c       xor_blocks() over any number of sources.
+ *   rainssd-op.c        operations without a RAID level: the stripe cache,
+ *                       buffers, the stripe-lock table, member-bio batches,
+ *                       deferred bios (rainssd-op.h).
+ *   rainssd-raid5.c     the RAID-5 state machine on top of it: writes
+ *                       (plan, pre-read, compute, write, finish) and reads
+ *                       rebuilt from the other members (rainssd-raid5.h).
+ *   rainssd-fault.c     debugfs fault-injection points for the tests.
+ *
+ * Lock order (outermost first); none is held across a sleep or an I/O wait:
+ *   stats_lock (mutex, status and messages only)
+ *   a lock-table bucket lock, the op layer's cache lock, the reserve lock,
+ *   the emergency-set lock (spinlocks, process context, never nested in
+ *   each other)
+ *   defer_lock (irq-safe spinlock: end_io may defer a bio)
+ *
+ * Contexts: the map function and end_io may run in any context that can
+ * submit a bio (end_io also in interrupt context): they never sleep. Stripe
+ * operations run in the target's workqueue (WQ_MEM_RECLAIM). Member bio
+ * completions run in interrupt context and only count and queue work.
  */
 #ifndef RAINSSD_H
 #define RAINSSD_H
@@ -17,23 +53,25 @@
 #include "rainssd-compat.h"
 #include "rainssd-geometry.h"
 #include "rainssd-load.h"
+#include "rainssd-op.h"
 #include "rainssd-policy.h"
+#include "rainssd-shape.h"
 
 #define DM_MSG_PREFIX "rainssd"
-
-#define RS_LOCK_BUCKETS_SHIFT	10
+#define RS_VERSION_STR "1.3.0"
 
 /*
  * Counters shown by the status line, in status order; kept per CPU. The
- * first eight come before the policy name, the rest after the read policy.
+ * first eight come before the policy name, those up to RS_STAT_PROBES after
+ * the read policy; the rest (1.3.0) after the member words.
  */
 enum rs_stat {
 	RS_STAT_READS,		/* user read bios (after splitting at chunks) */
-	RS_STAT_WRITES,		/* user write bios (after splitting at stripes) */
+	RS_STAT_WRITES,		/* user write bios */
 	RS_STAT_FULL,		/* full-stripe writes: parity from new data only */
 	RS_STAT_RMW,		/* read-modify-write parity updates */
 	RS_STAT_RCW,		/* reconstruct-write parity updates */
-	RS_STAT_DEGRADED,	/* writes to a stripe with a dead member */
+	RS_STAT_DEGRADED,	/* stripe writes with a dead member */
 	RS_STAT_PREREADS,	/* member reads issued for parity updates */
 	RS_STAT_RECON_READS,	/* user reads served by XOR of the other members */
 	RS_STAT_RMW_ADJUSTED,	/* adaptive chose RMW where count would do RCW */
@@ -41,10 +79,16 @@ enum rs_stat {
 	RS_STAT_COLD,		/* adaptive decisions left to count: no estimates yet */
 	RS_STAT_CHOSEN_RECON,	/* reads of live members rebuilt by the read policy */
 	RS_STAT_PROBES,		/* reads sent direct to refresh a bypassed member */
+	RS_STAT_OPS,		/* stripe operations run */
+	RS_STAT_REPLANS,	/* operations planned again: members changed under them */
+	RS_STAT_DEFERRED,	/* bios that waited for a free operation */
+	RS_STAT_RESERVE,	/* operations that ran on the buffer reserve */
+	RS_STAT_EMERGENCY,	/* steps whose bios came from the emergency bioset */
 	RS_NR_STATS,
 };
 
 #define RS_NR_BASIC_STATS	(RS_STAT_RECON_READS + 1)
+#define RS_NR_POLICY_STATS	(RS_STAT_PROBES + 1)
 
 /* Per-member counters, shown in each member's status word. */
 enum rs_mstat {
@@ -60,18 +104,7 @@ struct rs_stats {
 	u64 m[RS_MAX_DEVS][RS_NR_MSTATS];
 };
 
-struct rs_lock_bucket {
-	spinlock_t lock;		/* protects head */
-	struct hlist_head head;
-};
-
-/* A stripe-sized buffer set used by the stripe operations when memory is short. */
-struct rs_reserve {
-	spinlock_t lock;		/* protects busy and waiters */
-	bool busy;
-	struct list_head waiters;
-	struct page **pages;
-};
+struct rs_oplayer;
 
 struct rainssd {
 	struct dm_target *ti;
@@ -79,9 +112,12 @@ struct rainssd {
 	struct dm_dev *dev[RS_MAX_DEVS];
 	sector_t member_sectors;
 
+	/* Decisions and tunables (rainssd-args.c). */
 	enum rs_policy policy;
 	enum rs_read_policy read_policy;
 	struct rs_tunables tun;
+	unsigned int stripe_cache;	/* entries: one page per member each */
+
 	struct rs_load load;
 	struct rs_load_snap __percpu *snap;	/* scratch for the decisions */
 
@@ -91,59 +127,39 @@ struct rainssd {
 	struct rs_stats *stats_base;	/* the sums at the last stats_reset */
 	struct rs_stats *stats_sum;	/* scratch for the status line */
 	struct mutex stats_lock;	/* protects stats_base and stats_sum */
-	struct rs_lock_bucket *locks;
-	struct rs_reserve reserve;
-	unsigned int pages_per_member;	/* pages per member in a full-chunk buffer */
 
-	struct bio_set bs;
-	struct mutex alloc_lock;	/* one step at a time may block for member bios */
-	struct workqueue_struct *wq;
+	struct rs_oplayer *ol;		/* the operation layer's state (rainssd-op.c) */
+	struct workqueue_struct *wq;	/* stripe operations, deferred bios, events */
 	struct work_struct event_work;
 };
 
-/* What a user bio is doing; kept in its per-bio data. */
-enum rs_io_kind {
-	RS_IO_DIRECT_READ,	/* remapped to one member */
-	RS_IO_RECON_READ,	/* rebuilt from the other members of the stripe */
-	RS_IO_WRITE,		/* a stripe write */
-	RS_IO_FLUSH,		/* one of the empty flushes, one per member */
+/*
+ * Per-bio data: one user bio. A stripe bio (a write, or a read rebuilt from
+ * the other members) is cut into operations; @iter is what is left to hand
+ * out and @pending counts the operations holding a piece of it, plus one
+ * while it is being cut.
+ */
+enum rs_bio_kind {
+	RS_BIO_DIRECT,		/* a read remapped to one member */
+	RS_BIO_STRIPE,		/* served by stripe operations */
+	RS_BIO_FLUSH,		/* one of the empty flushes, one per member */
 };
 
-/* Per-bio data: one user bio and, for stripe operations, their state. */
-struct rs_io {
-	struct rainssd *rs;
-	struct bio *bio;
-	enum rs_io_kind kind;
-	unsigned int member;		/* direct read / flush: the member */
-	struct bvec_iter iter;		/* the bio's logical iterator, as mapped */
-	struct rs_load_tag tag;		/* direct read: for the member's load signals */
-	bool by_choice;			/* a live member's read rebuilt by the read policy */
-	u64 t_map;			/* rebuilt read: mapped, ns */
-	u64 t_issue;			/* rebuilt read: its member reads submitted */
-	u64 t_done;			/* rebuilt read: the last of them completed */
-
-	/* Stripe operations only. */
-	u64 stripe;
-	struct hlist_node hnode;	/* in the lock bucket while owning the stripe */
-	struct list_head waiters;	/* operations queued behind this owner */
-	struct list_head wait_entry;	/* in the owner's or the reserve's waiters */
-	struct work_struct work;
-	void (*next)(struct rs_io *io);	/* what the work item runs */
+struct rs_bio {
+	struct bvec_iter iter;		/* logical sectors (direct: as mapped) */
 	atomic_t pending;
-	struct bio_list batch;		/* member bios built, not yet submitted */
-	gfp_t gfp;			/* how the batch's bios are allocated */
-	bool alloc_failed;		/* a non-blocking allocation failed: build again */
-	bool reread;			/* a pre-read failed: plan again */
-	bool recon_direct;		/* rebuilt read served from its own member */
-	enum rs_why why;		/* why io->mode (adaptive statistics) */
-	enum rs_write_mode count_mode;	/* what count would have chosen */
-	bool from_reserve;
-	blk_status_t status;
-	enum rs_write_mode mode;
-	struct rs_stripe_shape shape;
-	struct page **pages;		/* n * npages buffer pages */
-	unsigned int npages;		/* pages per member for shape.rows */
+	blk_status_t status;		/* the first error of any piece */
+	u8 kind;			/* enum rs_bio_kind */
+	bool by_choice;			/* a live member's read rebuilt by the read policy */
+	unsigned int member;		/* direct read, flush: the member */
+	struct rs_load_tag tag;		/* direct read: for the load signals */
+	u64 t_map;			/* rebuilt read: when it was mapped, ns */
 };
+
+static inline struct rs_bio *rs_bio(struct bio *bio)
+{
+	return dm_per_bio_data(bio, sizeof(struct rs_bio));
+}
 
 static inline void rs_stat_inc(struct rainssd *rs, enum rs_stat st)
 {
@@ -165,12 +181,27 @@ static inline bool rs_member_dead(struct rainssd *rs, unsigned int m)
 	return test_bit(m, &rs->dead_mask);
 }
 
-/* rainssd-io.c */
-int rs_io_init(struct rainssd *rs);
-void rs_io_exit(struct rainssd *rs);
+/* rainssd-target.c */
 void rs_member_failed(struct rainssd *rs, unsigned int m);
-void rs_submit_stripe_io(struct rs_io *io);
-void rs_fault_init(void);
-void rs_fault_exit(void);
+void rs_bio_endio_piece(struct rainssd *rs, struct bio *bio, blk_status_t status);
+
+/* rainssd-args.c */
+int rs_parse_opt_args(struct rainssd *rs, struct dm_arg_set *as);
+int rs_opt_index(const char *key);
+int rs_set_option(struct rainssd *rs, int opt, const char *val, char **error);
+void rs_emit_table_opts(struct rainssd *rs, char *result, unsigned int maxlen,
+			unsigned int *sz);
+void rs_args_default(struct rainssd *rs);
+
+/* rainssd-status.c */
+int rs_stats_init(struct rainssd *rs);
+void rs_stats_exit(struct rainssd *rs);
+void rs_status_info(struct rainssd *rs, char *result, unsigned int maxlen);
+int rs_message(struct dm_target *ti, unsigned int argc, char **argv,
+	       char *result, unsigned int maxlen);
+
+/* rainssd-op.c: the stripe cache's use, for the status line */
+void rs_op_cache_usage(struct rainssd *rs, unsigned int *used, unsigned int *peak);
+void rs_op_cache_reset_peak(struct rainssd *rs);
 
 #endif

@@ -5,7 +5,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$REPO"
-files=(dm-rainssd/*.[ch] kunit/*.c)
+files=(dm-rainssd/*.[ch] kunit/*.[ch])
 [ -f "$KSRC/scripts/checkpatch.pl" ] || bash scripts/build-kernel.sh
 cp=(perl "$KSRC/scripts/checkpatch.pl" --no-tree --strict --terse --show-types)
 # The compat header is the one place where kernel versions are compared.

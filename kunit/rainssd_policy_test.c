@@ -1,197 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit suites for dm-rainssd's pure units: geometry, XOR, the parity update
- * and read decisions, and the member load signals.
+ * KUnit suites for dm-rainssd's decisions (rainssd-policy.c): the parity
+ * update by count (rainssd-policy), the adaptive parity update of MSST'24
+ * (rainssd-adaptive) and the direct or rebuilt read of TODAES'22
+ * (rainssd-read), on the papers' worked examples, symmetric loads and edges.
  */
 #include <kunit/test.h>
-#include <linux/module.h>
 #include <linux/random.h>
-#include <linux/slab.h>
+#include <linux/string.h>
 
 #include "rainssd-geometry.h"
 #include "rainssd-load.h"
 #include "rainssd-policy.h"
-#include "rainssd-xor.h"
-
-/* ---- geometry ---- */
-
-/*
- * md's left-symmetric layout for 4 members, stripes 0..3, written out by hand:
- *	D0  D1  D2  P
- *	D4  D5  P   D3
- *	D8  P   D6  D7
- *	P   D9  D10 D11
- * -1 marks the parity.
- */
-static const int ls4[4][4] = {
-	{ 0, 1, 2, -1 },
-	{ 4, 5, -1, 3 },
-	{ 8, -1, 6, 7 },
-	{ -1, 9, 10, 11 },
-};
-
-static void rs_geom_known_answer(struct kunit *test)
-{
-	struct rs_geom g;
-	unsigned int s, m;
-
-	KUNIT_ASSERT_EQ(test, rs_geom_init(&g, 4, 16), 0);
-	for (s = 0; s < 4; s++) {
-		for (m = 0; m < 4; m++) {
-			int want = ls4[s][m];
-			struct rs_loc loc;
-
-			if (want < 0) {
-				KUNIT_EXPECT_EQ(test, rs_parity_member(&g, s), m);
-				KUNIT_EXPECT_EQ(test, rs_member_to_k(&g, s, m), -1);
-				continue;
-			}
-			rs_map(&g, (sector_t)want * 16 + 5, &loc);
-			KUNIT_EXPECT_EQ(test, loc.stripe, (u64)s);
-			KUNIT_EXPECT_EQ(test, loc.member, m);
-			KUNIT_EXPECT_EQ(test, loc.row, 5U);
-			KUNIT_EXPECT_EQ(test, loc.msector, RS_DATA_OFFSET + s * 16 + 5);
-		}
-	}
-}
-
-/*
- * For many N and chunk sizes: map then unmap is the identity, and each
- * stripe uses every member exactly once.
- */
-static void rs_geom_roundtrip(struct kunit *test)
-{
-	static const unsigned int chunks[] = { 8, 16, 128, 1024, 2048 };
-	unsigned int n, c, i;
-
-	for (n = RS_MIN_DEVS; n <= 16; n++) {
-		for (c = 0; c < ARRAY_SIZE(chunks); c++) {
-			unsigned int chunk = chunks[c];
-			struct rs_geom g;
-			u64 s;
-
-			KUNIT_ASSERT_EQ(test, rs_geom_init(&g, n, chunk), 0);
-			KUNIT_EXPECT_EQ(test, g.stripe_data, (n - 1) * chunk);
-			for (s = 0; s < 3 * n; s++) {
-				unsigned long seen = 0;
-				unsigned int pd = rs_parity_member(&g, s);
-
-				KUNIT_EXPECT_EQ(test, pd, n - 1 - (unsigned int)(s % n));
-				seen |= BIT(pd);
-				for (i = 0; i < n - 1; i++) {
-					unsigned int m = rs_data_member(&g, s, i);
-					struct rs_loc loc;
-					sector_t l = rs_unmap(&g, s, i, chunk - 1);
-
-					KUNIT_EXPECT_FALSE(test, seen & BIT(m));
-					seen |= BIT(m);
-					KUNIT_EXPECT_EQ(test, rs_member_to_k(&g, s, m), (int)i);
-					rs_map(&g, l, &loc);
-					KUNIT_EXPECT_EQ(test, loc.stripe, s);
-					KUNIT_EXPECT_EQ(test, loc.k, i);
-					KUNIT_EXPECT_EQ(test, loc.member, m);
-					KUNIT_EXPECT_EQ(test, loc.row, chunk - 1);
-					KUNIT_EXPECT_EQ(test, loc.msector,
-							RS_DATA_OFFSET + s * chunk + chunk - 1);
-				}
-				KUNIT_EXPECT_EQ(test, seen, BIT(n) - 1);
-			}
-		}
-	}
-}
-
-static void rs_geom_bad_and_sizes(struct kunit *test)
-{
-	struct rs_geom g;
-
-	KUNIT_EXPECT_EQ(test, rs_geom_init(&g, 2, 128), -EINVAL);
-	KUNIT_EXPECT_EQ(test, rs_geom_init(&g, RS_MAX_DEVS + 1, 128), -EINVAL);
-	KUNIT_EXPECT_EQ(test, rs_geom_init(&g, 4, 96), -EINVAL);
-	KUNIT_EXPECT_EQ(test, rs_geom_init(&g, 4, 4), -EINVAL);
-	KUNIT_EXPECT_EQ(test, rs_geom_init(&g, 4, 4096), -EINVAL);
-	KUNIT_ASSERT_EQ(test, rs_geom_init(&g, 5, 128), 0);
-	KUNIT_EXPECT_EQ(test, rs_usable_sectors(&g, RS_DATA_OFFSET - 1), 0ULL);
-	KUNIT_EXPECT_EQ(test, rs_usable_sectors(&g, RS_DATA_OFFSET + 127), 0ULL);
-	KUNIT_EXPECT_EQ(test, rs_usable_sectors(&g, RS_DATA_OFFSET + 1000), 7ULL * 4 * 128);
-}
-
-static struct kunit_case rs_geom_cases[] = {
-	KUNIT_CASE(rs_geom_known_answer),
-	KUNIT_CASE(rs_geom_roundtrip),
-	KUNIT_CASE(rs_geom_bad_and_sizes),
-	{}
-};
-
-static struct kunit_suite rs_geom_suite = {
-	.name = "rainssd-geometry",
-	.test_cases = rs_geom_cases,
-};
-
-/* ---- XOR ---- */
-
-static void rs_xor_matches_bytewise(struct kunit *test)
-{
-	const size_t size = 300;
-	u8 *a = kunit_kmalloc(test, size + 16, GFP_KERNEL);
-	u8 *b = kunit_kmalloc(test, size + 16, GFP_KERNEL);
-	u8 *ref = kunit_kmalloc(test, size + 16, GFP_KERNEL);
-	unsigned int da, sa, len, i;
-
-	KUNIT_ASSERT_NOT_NULL(test, a);
-	KUNIT_ASSERT_NOT_NULL(test, b);
-	KUNIT_ASSERT_NOT_NULL(test, ref);
-	/* Every alignment of both buffers and many lengths, against byte XOR. */
-	for (da = 0; da < 8; da++) {
-		for (sa = 0; sa < 8; sa++) {
-			for (len = 0; len < 270; len += 13) {
-				get_random_bytes(a, size + 16);
-				get_random_bytes(b, size + 16);
-				memcpy(ref, a, size + 16);
-				for (i = 0; i < len; i++)
-					ref[da + i] ^= b[sa + i];
-				rs_xor(a + da, b + sa, len);
-				KUNIT_ASSERT_EQ(test, memcmp(a, ref, size + 16), 0);
-			}
-		}
-	}
-}
-
-static void rs_xor_parity_rebuilds(struct kunit *test)
-{
-	enum { N = 5, LEN = 4096 };
-	u8 *d[N], *p, *rebuilt;
-	unsigned int i, lost;
-
-	for (i = 0; i < N; i++) {
-		d[i] = kunit_kmalloc(test, LEN, GFP_KERNEL);
-		KUNIT_ASSERT_NOT_NULL(test, d[i]);
-		get_random_bytes(d[i], LEN);
-	}
-	p = kunit_kzalloc(test, LEN, GFP_KERNEL);
-	rebuilt = kunit_kmalloc(test, LEN, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, p);
-	KUNIT_ASSERT_NOT_NULL(test, rebuilt);
-	for (i = 0; i < N; i++)
-		rs_xor(p, d[i], LEN);
-	for (lost = 0; lost < N; lost++) {
-		memcpy(rebuilt, p, LEN);
-		for (i = 0; i < N; i++)
-			if (i != lost)
-				rs_xor(rebuilt, d[i], LEN);
-		KUNIT_EXPECT_EQ(test, memcmp(rebuilt, d[lost], LEN), 0);
-	}
-}
-
-static struct kunit_case rs_xor_cases[] = {
-	KUNIT_CASE(rs_xor_matches_bytewise),
-	KUNIT_CASE(rs_xor_parity_rebuilds),
-	{}
-};
-
-static struct kunit_suite rs_xor_suite = {
-	.name = "rainssd-xor",
-	.test_cases = rs_xor_cases,
-};
+#include "rainssd-shape.h"
+#include "rainssd_kunit.h"
 
 /* ---- the parity-update decision ---- */
 
@@ -328,21 +150,7 @@ static struct kunit_suite rs_policy_suite = {
 
 /* ---- the adaptive parity-update decision (MSST'24) ---- */
 
-#define US	1000U	/* ns */
-
 /* A snapshot of @n idle, warm members with service times @t_r and @t_w. */
-/*
- * A zeroed snapshot, from the heap: with RS_MAX_DEVS members it is over a
- * kilobyte, too much for a test's stack frame under KASAN.
- */
-static struct rs_load_snap *snap_new(struct kunit *test)
-{
-	struct rs_load_snap *ls = kunit_kzalloc(test, sizeof(*ls), GFP_KERNEL);
-
-	KUNIT_ASSERT_NOT_NULL(test, ls);
-	return ls;
-}
-
 static void snap_idle(struct rs_load_snap *ls, unsigned int n, u32 t_r, u32 t_w)
 {
 	unsigned int i;
@@ -393,7 +201,7 @@ static void rs_adaptive_msst_fig5(struct kunit *test)
 {
 	struct rs_stripe_shape s;
 	struct rs_write_choice c;
-	struct rs_load_snap *ls = snap_new(test);
+	struct rs_load_snap *ls = rs_kunit_snap_new(test);
 	struct rs_geom g;
 	unsigned int sec[RS_MAX_DEVS];
 
@@ -469,7 +277,7 @@ static void rs_adaptive_symmetric_is_count(struct kunit *test)
 	static const unsigned int chunks[] = { 8, 16, 128 };
 	struct rs_stripe_shape s;
 	struct rs_write_choice c;
-	struct rs_load_snap *ls = snap_new(test);
+	struct rs_load_snap *ls = rs_kunit_snap_new(test);
 	unsigned int n, ci, iter, i, differ = 0, costed = 0;
 
 	for (n = RS_MIN_DEVS; n <= 12; n++) {
@@ -503,7 +311,7 @@ static void rs_adaptive_edges(struct kunit *test)
 {
 	struct rs_stripe_shape s;
 	struct rs_write_choice c;
-	struct rs_load_snap *ls = snap_new(test);
+	struct rs_load_snap *ls = rs_kunit_snap_new(test);
 	struct rs_geom g;
 
 	/*
@@ -593,7 +401,7 @@ static void rs_read_todaes_fig4(struct kunit *test)
 {
 	struct rs_read_choice c;
 	struct rs_tunables t;
-	struct rs_load_snap *ls = snap_new(test);
+	struct rs_load_snap *ls = rs_kunit_snap_new(test);
 
 	tun_default(&t);
 	snap_idle(ls, 3, 45 * US, 700 * US);
@@ -623,7 +431,7 @@ static void rs_read_foreign_load(struct kunit *test)
 {
 	struct rs_read_choice c;
 	struct rs_tunables t;
-	struct rs_load_snap *ls = snap_new(test);
+	struct rs_load_snap *ls = rs_kunit_snap_new(test);
 
 	tun_default(&t);
 	snap_idle(ls, 8, 1000 * US, 1000 * US);
@@ -654,7 +462,7 @@ static void rs_read_symmetric_is_direct(struct kunit *test)
 {
 	struct rs_read_choice c;
 	struct rs_tunables t;
-	struct rs_load_snap *ls = snap_new(test);
+	struct rs_load_snap *ls = rs_kunit_snap_new(test);
 	unsigned int n, iter, i, recon = 0;
 
 	tun_default(&t);
@@ -683,7 +491,7 @@ static void rs_read_edges(struct kunit *test)
 {
 	struct rs_read_choice c;
 	struct rs_tunables t;
-	struct rs_load_snap *ls = snap_new(test);
+	struct rs_load_snap *ls = rs_kunit_snap_new(test);
 
 	tun_default(&t);
 	snap_idle(ls, 4, 1000 * US, 1000 * US);
@@ -743,7 +551,7 @@ static void rs_read_measured_xor(struct kunit *test)
 {
 	struct rs_read_choice c;
 	struct rs_tunables t;
-	struct rs_load_snap *ls = snap_new(test);
+	struct rs_load_snap *ls = rs_kunit_snap_new(test);
 
 	tun_default(&t);
 	snap_idle(ls, 4, 1000 * US, 1000 * US);
@@ -798,213 +606,4 @@ static struct kunit_suite rs_read_suite = {
 	.test_cases = rs_read_cases,
 };
 
-/* ---- the load signals ---- */
-
-static void load_free(void *l)
-{
-	rs_load_exit(l);
-}
-
-static struct rs_load *load_new(struct kunit *test, unsigned int n, struct rs_tunables *t)
-{
-	struct rs_load *l = kunit_kzalloc(test, sizeof(*l), GFP_KERNEL);
-
-	KUNIT_ASSERT_NOT_NULL(test, l);
-	rs_tunables_default(t);
-	KUNIT_ASSERT_EQ(test, rs_load_init(l, n, t), 0);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, load_free, l), 0);
-	return l;
-}
-
-/* Complete a request issued @ago_ns ago with @ahead requests before it. */
-static bool load_complete(struct rs_load *l, unsigned int m, bool write, u64 ago_ns)
-{
-	struct rs_load_tag tag;
-
-	rs_load_issue(l, m, write, &tag);
-	tag.start = ktime_get_ns() - ago_ns;
-	return rs_load_done(l, m, &tag);
-}
-
-static void rs_load_counts_and_estimates(struct kunit *test)
-{
-	struct rs_load_snap *ls = snap_new(test);
-	struct rs_load_tag tags[5];
-	struct rs_tunables t;
-	struct rs_load *l = load_new(test, 4, &t);
-	unsigned int i;
-
-	rs_load_snapshot(l, 0, ls);
-	KUNIT_EXPECT_EQ(test, ls->n, 4U);
-	KUNIT_EXPECT_FALSE(test, ls->m[1].warm);
-	KUNIT_EXPECT_EQ(test, ls->m[1].t_read, 0U);
-
-	/* In-flight counts, and the requests ahead recorded at issue. */
-	for (i = 0; i < 3; i++)
-		rs_load_issue(l, 1, false, &tags[i]);
-	rs_load_issue(l, 1, true, &tags[3]);
-	rs_load_issue(l, 2, true, &tags[4]);
-	KUNIT_EXPECT_EQ(test, tags[0].ahead, 0U);
-	KUNIT_EXPECT_EQ(test, tags[2].ahead, 2U);
-	KUNIT_EXPECT_EQ(test, tags[3].ahead, 3U);
-	KUNIT_EXPECT_EQ(test, tags[4].ahead, 0U);
-	rs_load_snapshot(l, BIT(3), ls);
-	KUNIT_EXPECT_EQ(test, ls->m[1].reads, 3U);
-	KUNIT_EXPECT_EQ(test, ls->m[1].writes, 1U);
-	KUNIT_EXPECT_EQ(test, ls->m[2].writes, 1U);
-	KUNIT_EXPECT_TRUE(test, ls->m[3].dead);
-	KUNIT_EXPECT_FALSE(test, ls->m[1].dead);
-	for (i = 0; i < 5; i++)
-		rs_load_done(l, i < 4 ? 1 : 2, &tags[i]);
-	rs_load_snapshot(l, 0, ls);
-	KUNIT_EXPECT_EQ(test, ls->m[1].reads + ls->m[1].writes + ls->m[2].writes, 0U);
-
-	/*
-	 * Reads of 2 ms each on member 0: warm after ewma_weight of them,
-	 * with an estimate of at least 2 ms (the clock only adds).
-	 */
-	for (i = 0; i < t.ewma_weight; i++) {
-		rs_load_snapshot(l, 0, ls);
-		KUNIT_EXPECT_FALSE(test, ls->m[0].warm);
-		load_complete(l, 0, false, 2 * NSEC_PER_MSEC);
-	}
-	rs_load_snapshot(l, 0, ls);
-	KUNIT_EXPECT_TRUE(test, ls->m[0].warm);
-	KUNIT_EXPECT_GE(test, ls->m[0].t_read, 2U * NSEC_PER_MSEC);
-	/* No write seen yet: writes are priced as reads. */
-	KUNIT_EXPECT_EQ(test, ls->m[0].t_write, ls->m[0].t_read);
-	/* One huge sample moves the average by at most 4x / weight. */
-	load_complete(l, 0, false, 10ULL * NSEC_PER_SEC);
-	rs_load_snapshot(l, 0, ls);
-	KUNIT_EXPECT_LT(test, ls->m[0].t_read, 3U * NSEC_PER_MSEC);
-}
-
-static void rs_load_stalls(struct kunit *test)
-{
-	struct rs_load_snap *ls = snap_new(test);
-	struct rs_tunables t;
-	struct rs_load *l = load_new(test, 3, &t);
-	struct rs_load_tag tag;
-	unsigned int i;
-	u64 before;
-
-	for (i = 0; i < 2 * t.ewma_weight; i++)
-		KUNIT_EXPECT_FALSE(test, load_complete(l, 0, false, 1 * NSEC_PER_MSEC));
-	rs_load_snapshot(l, 0, ls);
-	KUNIT_EXPECT_EQ(test, ls->m[0].t_stall, 0U);
-	before = ls->m[0].t_read;
-
-	/* A request in flight and nothing completed for 500 ms: stalled. */
-	rs_load_issue(l, 0, false, &tag);
-	atomic64_set(&l->m[0].progress, ktime_get_ns() - 500 * NSEC_PER_MSEC);
-	rs_load_snapshot(l, 0, ls);
-	KUNIT_EXPECT_GE(test, ls->m[0].t_stall, 500U * NSEC_PER_MSEC);
-	/* Member 1 idle: never stalled, however long since it last worked. */
-	atomic64_set(&l->m[1].progress, ktime_get_ns() - 500 * NSEC_PER_MSEC);
-	KUNIT_EXPECT_EQ(test, ls->m[1].t_stall, 0U);
-
-	/* Its completion ends the stall; the stalled latency is not a service time. */
-	tag.start = ktime_get_ns() - 500 * NSEC_PER_MSEC;
-	KUNIT_EXPECT_TRUE(test, rs_load_done(l, 0, &tag));
-	rs_load_snapshot(l, 0, ls);
-	KUNIT_EXPECT_EQ(test, ls->m[0].t_stall, 0U);
-	KUNIT_EXPECT_LT(test, ls->m[0].t_read, before + before / 2);
-
-	/*
-	 * The next stall is expected to last about as long as the last one:
-	 * 100 ms into it, about 400 ms remain (the clock adds a little to both).
-	 */
-	rs_load_issue(l, 0, true, &tag);
-	atomic64_set(&l->m[0].progress, ktime_get_ns() - 100 * NSEC_PER_MSEC);
-	rs_load_snapshot(l, 0, ls);
-	KUNIT_EXPECT_GE(test, ls->m[0].t_stall, 350U * NSEC_PER_MSEC);
-	KUNIT_EXPECT_LE(test, ls->m[0].t_stall, 450U * NSEC_PER_MSEC);
-	rs_load_done(l, 0, &tag);
-
-	/* stall_factor 0 turns detection off. */
-	t.stall_factor = 0;
-	rs_load_issue(l, 0, false, &tag);
-	atomic64_set(&l->m[0].progress, ktime_get_ns() - 500 * NSEC_PER_MSEC);
-	rs_load_snapshot(l, 0, ls);
-	KUNIT_EXPECT_EQ(test, ls->m[0].t_stall, 0U);
-	rs_load_done(l, 0, &tag);
-}
-
-static void rs_load_arrival_rate(struct kunit *test)
-{
-	struct rs_load_snap *ls = snap_new(test);
-	struct rs_tunables t;
-	struct rs_load *l = load_new(test, 3, &t);
-	struct rs_load_tag tag;
-	unsigned int i;
-
-	t.freq_window = 4;
-	rs_load_snapshot(l, 0, ls);
-	KUNIT_EXPECT_EQ(test, ls->m[0].interval, 0U);	/* unknown yet */
-	/* Pretend the window began 40 ms ago: 4 arrivals in 40 ms, 10 ms apart. */
-	atomic64_set(&l->m[0].win_start, ktime_get_ns() - 40 * NSEC_PER_MSEC);
-	for (i = 0; i < 4; i++) {
-		rs_load_issue(l, 0, false, &tag);
-		rs_load_done(l, 0, &tag);
-	}
-	rs_load_snapshot(l, 0, ls);
-	KUNIT_EXPECT_GE(test, ls->m[0].interval, 10U * NSEC_PER_MSEC);
-	KUNIT_EXPECT_LT(test, ls->m[0].interval, 20U * NSEC_PER_MSEC);
-	/* No arrival since, for longer than a window: the rate decays. */
-	atomic64_set(&l->m[0].win_start, ktime_get_ns() - 200 * NSEC_PER_MSEC);
-	rs_load_snapshot(l, 0, ls);
-	KUNIT_EXPECT_GE(test, ls->m[0].interval, 200U * NSEC_PER_MSEC);
-	/* Time since the last read, for probing. */
-	atomic64_set(&l->m[2].last_read, ktime_get_ns() - 300 * NSEC_PER_MSEC);
-	rs_load_snapshot(l, 0, ls);
-	KUNIT_EXPECT_GE(test, ls->m[2].read_age, 300ULL * NSEC_PER_MSEC);
-	rs_load_issue(l, 2, false, &tag);
-	rs_load_snapshot(l, 0, ls);
-	KUNIT_EXPECT_LT(test, ls->m[2].read_age, 300ULL * NSEC_PER_MSEC);
-	rs_load_done(l, 2, &tag);
-}
-
-/* The measured cost of a rebuilt read, averaged like the service times. */
-static void rs_load_rebuild_cost(struct kunit *test)
-{
-	struct rs_load_snap *ls = snap_new(test);
-	struct rs_tunables t;
-	struct rs_load *l = load_new(test, 3, &t);
-	unsigned int i;
-	u32 prev;
-
-	rs_load_snapshot(l, 0, ls);
-	KUNIT_EXPECT_EQ(test, ls->t_rebuild, 0U);	/* none measured yet */
-	rs_load_rebuilt(l, 500 * US);
-	rs_load_snapshot(l, 0, ls);
-	KUNIT_EXPECT_EQ(test, ls->t_rebuild, 500U * US);	/* the first sample */
-	for (i = 0; i < t.ewma_weight; i++)
-		rs_load_rebuilt(l, 100 * US);
-	rs_load_snapshot(l, 0, ls);
-	KUNIT_EXPECT_LT(test, ls->t_rebuild, 300U * US);	/* moved toward 100 us */
-	KUNIT_EXPECT_GT(test, ls->t_rebuild, 100U * US);
-	/* One huge sample (a rebuild stuck behind a long write) moves it little. */
-	prev = ls->t_rebuild;
-	rs_load_rebuilt(l, 10ULL * NSEC_PER_SEC);
-	rs_load_snapshot(l, 0, ls);
-	KUNIT_EXPECT_LE(test, ls->t_rebuild, prev + 3 * prev / t.ewma_weight);
-}
-
-static struct kunit_case rs_load_cases[] = {
-	KUNIT_CASE(rs_load_counts_and_estimates),
-	KUNIT_CASE(rs_load_stalls),
-	KUNIT_CASE(rs_load_arrival_rate),
-	KUNIT_CASE(rs_load_rebuild_cost),
-	{}
-};
-
-static struct kunit_suite rs_load_suite = {
-	.name = "rainssd-load",
-	.test_cases = rs_load_cases,
-};
-
-kunit_test_suites(&rs_geom_suite, &rs_xor_suite, &rs_policy_suite, &rs_adaptive_suite,
-		  &rs_read_suite, &rs_load_suite);
-
-MODULE_DESCRIPTION("KUnit tests for dm-rainssd");
-MODULE_LICENSE("GPL");
+kunit_test_suites(&rs_policy_suite, &rs_adaptive_suite, &rs_read_suite);

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-rainssd fault injection (see rainssd-fault.h).
+ */
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/fault-inject.h>
+
+#include "rainssd-fault.h"
+
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+static struct fault_attr rs_faults[RS_NR_FAULTS] = {
+	[0 ... RS_NR_FAULTS - 1] = FAULT_ATTR_INITIALIZER,
+};
+
+static const char * const rs_fault_names[RS_NR_FAULTS] = {
+	[RS_FAULT_NOWAIT_BIO] = "fail_nowait_bio",
+	[RS_FAULT_BUFFERS] = "fail_buffers",
+	[RS_FAULT_OP] = "fail_op",
+	[RS_FAULT_DELAY_PREREAD] = "delay_preread",
+};
+
+static struct dentry *rs_debugfs_dir;
+static u32 rs_delay_ms = 100;
+
+void rs_fault_init(void)
+{
+	unsigned int i;
+
+	rs_debugfs_dir = debugfs_create_dir("rainssd", NULL);
+	for (i = 0; i < RS_NR_FAULTS; i++)
+		fault_create_debugfs_attr(rs_fault_names[i], rs_debugfs_dir, &rs_faults[i]);
+	debugfs_create_u32("delay_preread_ms", 0600, rs_debugfs_dir, &rs_delay_ms);
+}
+
+void rs_fault_exit(void)
+{
+	debugfs_remove_recursive(rs_debugfs_dir);
+}
+
+bool rs_fault(enum rs_fault f)
+{
+	return should_fail(&rs_faults[f], 1);
+}
+
+void rs_fault_delay(enum rs_fault f)
+{
+	if (rs_fault(f))
+		msleep(READ_ONCE(rs_delay_ms));
+}
+#else
+void rs_fault_init(void)
+{
+}
+
+void rs_fault_exit(void)
+{
+}
+
+bool rs_fault(enum rs_fault f)
+{
+	return false;
+}
+
+void rs_fault_delay(enum rs_fault f)
+{
+}
+#endif

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dm-rainssd fault injection for the tests: the kernel's fault-injection
+ * attributes (probability, times, interval, ...) in debugfs under rainssd/,
+ * on a kernel with CONFIG_FAULT_INJECTION_DEBUG_FS; otherwise nothing fires.
+ *
+ *   fail_nowait_bio  a step's bio allocation from the target's bioset fails:
+ *                    the step waits for and uses the emergency bioset;
+ *   fail_buffers     an operation's buffer allocation fails: it runs on the
+ *                    reserve;
+ *   fail_op          an operation cannot be had: the bio is deferred;
+ *   delay_preread    an operation sleeps delay_preread_ms (debugfs file)
+ *                    between its plan and its pre-reads, with its stripes
+ *                    held: the window in which a member may die.
+ *
+ * rs_fault() never sleeps and may be called in any context; rs_fault_delay()
+ * sleeps (process context, test kernels only).
+ */
+#ifndef RAINSSD_FAULT_H
+#define RAINSSD_FAULT_H
+
+#include <linux/types.h>
+
+enum rs_fault {
+	RS_FAULT_NOWAIT_BIO,
+	RS_FAULT_BUFFERS,
+	RS_FAULT_OP,
+	RS_FAULT_DELAY_PREREAD,
+	RS_NR_FAULTS,
+};
+
+void rs_fault_init(void);
+void rs_fault_exit(void);
+bool rs_fault(enum rs_fault f);
+void rs_fault_delay(enum rs_fault f);
+
+#endif

@@ -1,0 +1,713 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-rainssd operation layer (see rainssd-op.h for the contract).
+ */
+#include <linux/gfp.h>
+#include <linux/hash.h>
+#include <linux/mempool.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+
+#include "rainssd.h"
+#include "rainssd-fault.h"
+
+#define RS_LOCK_BUCKETS_SHIFT	10
+/* Operation objects kept for when the slab has none: progress with nothing in flight. */
+#define RS_OP_POOL_MIN		4
+
+struct rs_lock_bucket {
+	spinlock_t lock;		/* protects head */
+	struct hlist_head head;		/* the owners' struct rs_stripe_lock */
+};
+
+struct rs_oplayer {
+	struct rainssd *rs;
+	bool (*feed)(struct rainssd *rs, struct bio *bio);
+	unsigned int max_pages;		/* buffer pages one operation may use */
+
+	struct rs_lock_bucket *locks;
+
+	spinlock_t cache_lock;		/* protects used and peak */
+	unsigned int used;		/* stripe-cache entries held by operations */
+	unsigned int peak;		/* most entries held since the last reset */
+	mempool_t op_pool;
+
+	spinlock_t reserve_lock;	/* protects reserve_busy, reserve_waiters */
+	bool reserve_busy;
+	struct list_head reserve_waiters;
+	struct page **reserve;		/* max_pages pages */
+
+	struct bio_set bs;		/* member bios, taken without waiting */
+	struct bio_set bs_emergency;	/* one step at a time, when bs has none */
+	spinlock_t emergency_lock;	/* protects emergency_busy, emergency_waiters */
+	bool emergency_busy;
+	struct list_head emergency_waiters;
+	unsigned int emergency_bios;	/* the bios any one step may need */
+
+	spinlock_t defer_lock;		/* protects deferred; irq-safe */
+	struct bio_list deferred;	/* bios waiting for an operation, FIFO */
+	atomic_t nr_deferred;		/* deferred, including one being fed */
+	struct work_struct feed_work;
+};
+
+/* A member bio. */
+struct rs_mbio {
+	struct rs_op *op;
+	unsigned int member;
+	sector_t sector;		/* where it starts on the member, for the log */
+	struct rs_load_tag tag;
+	struct bio bio;		/* last: the bioset's front pad ends here */
+};
+
+/* Operation objects of every target: one size, struct rs_op first (rs_op_module_init). */
+static struct kmem_cache *rs_op_cache;
+
+/* ---- sizes ---- */
+
+static unsigned int rs_pages_per_chunk(const struct rs_geom *g)
+{
+	return DIV_ROUND_UP(g->chunk << SECTOR_SHIFT, PAGE_SIZE);
+}
+
+/* Buffer pages one operation may use: a whole stripe, and at least RS_OP_MIN_PAGES. */
+unsigned int rs_op_max_pages(const struct rs_geom *g)
+{
+	return max_t(unsigned int, g->n * rs_pages_per_chunk(g), RS_OP_MIN_PAGES);
+}
+
+/* The smallest stripe cache: room for the largest operation. */
+unsigned int rs_stripe_cache_min(const struct rs_geom *g)
+{
+	return DIV_ROUND_UP(rs_op_max_pages(g), g->n);
+}
+
+/* ---- work ---- */
+
+static void rs_op_work(struct work_struct *work)
+{
+	struct rs_op *op = container_of(work, struct rs_op, work);
+
+	op->resume(op);
+}
+
+/* Run @fn for @op in the target's workqueue. Any context. */
+void rs_op_queue(struct rs_op *op, rs_op_fn fn)
+{
+	op->resume = fn;
+	queue_work(op->rs->wq, &op->work);
+}
+
+/* ---- deferred bios ---- */
+
+void rs_feed_kick(struct rainssd *rs)
+{
+	queue_work(rs->wq, &rs->ol->feed_work);
+}
+
+/*
+ * Whether bios wait for an operation. A bio the feed has taken off the list
+ * still counts until it is wholly handed out, so that an operation ending
+ * while the feed finds no room for it kicks the feed again.
+ */
+bool rs_defer_pending(struct rainssd *rs)
+{
+	return atomic_read(&rs->ol->nr_deferred) != 0;
+}
+
+/* Queue @bio (its per-bio data says what is left of it) for an operation. Any context. */
+void rs_defer_bio(struct rainssd *rs, struct bio *bio)
+{
+	struct rs_oplayer *ol = rs->ol;
+	unsigned long flags;
+
+	atomic_inc(&ol->nr_deferred);
+	spin_lock_irqsave(&ol->defer_lock, flags);
+	bio_list_add(&ol->deferred, bio);
+	spin_unlock_irqrestore(&ol->defer_lock, flags);
+	rs_stat_inc(rs, RS_STAT_DEFERRED);
+	/* An operation may have ended since the caller found no room. */
+	rs_feed_kick(rs);
+}
+
+/*
+ * Feed the deferred bios to the target in order, until one finds no room;
+ * that one goes back to the head, and the end of an operation kicks this
+ * again. A kick while this runs queues it once more, so none is lost.
+ */
+static void rs_feed_work(struct work_struct *work)
+{
+	struct rs_oplayer *ol = container_of(work, struct rs_oplayer, feed_work);
+	struct bio *bio;
+
+	for (;;) {
+		spin_lock_irq(&ol->defer_lock);
+		bio = bio_list_pop(&ol->deferred);
+		spin_unlock_irq(&ol->defer_lock);
+		if (!bio)
+			return;
+		if (!ol->feed(ol->rs, bio)) {
+			spin_lock_irq(&ol->defer_lock);
+			bio_list_add_head(&ol->deferred, bio);
+			spin_unlock_irq(&ol->defer_lock);
+			return;
+		}
+		atomic_dec(&ol->nr_deferred);
+	}
+}
+
+/* ---- operations and the stripe cache ---- */
+
+/*
+ * An operation object with @units stripe-cache entries, or NULL when the
+ * cache is full or no object can be had without waiting. Never sleeps.
+ */
+struct rs_op *rs_op_get(struct rainssd *rs, unsigned int units)
+{
+	struct rs_oplayer *ol = rs->ol;
+	struct rs_op *op;
+
+	spin_lock(&ol->cache_lock);
+	if (ol->used + units > READ_ONCE(rs->stripe_cache)) {
+		spin_unlock(&ol->cache_lock);
+		return NULL;
+	}
+	ol->used += units;
+	ol->peak = max(ol->peak, ol->used);
+	spin_unlock(&ol->cache_lock);
+
+	op = rs_fault(RS_FAULT_OP) ? NULL :
+	     mempool_alloc(&ol->op_pool, GFP_NOWAIT | __GFP_NOWARN);
+	if (!op) {
+		spin_lock(&ol->cache_lock);
+		ol->used -= units;
+		spin_unlock(&ol->cache_lock);
+		return NULL;
+	}
+	memset(op, 0, kmem_cache_size(rs_op_cache));
+	op->rs = rs;
+	op->units = units;
+	INIT_WORK(&op->work, rs_op_work);
+	return op;
+}
+
+void rs_op_cache_usage(struct rainssd *rs, unsigned int *used, unsigned int *peak)
+{
+	struct rs_oplayer *ol = rs->ol;
+
+	spin_lock(&ol->cache_lock);
+	*used = ol->used;
+	*peak = ol->peak;
+	spin_unlock(&ol->cache_lock);
+}
+
+void rs_op_cache_reset_peak(struct rainssd *rs)
+{
+	struct rs_oplayer *ol = rs->ol;
+
+	spin_lock(&ol->cache_lock);
+	ol->peak = ol->used;
+	spin_unlock(&ol->cache_lock);
+}
+
+/* ---- the stripe-lock table ---- */
+
+static struct rs_lock_bucket *rs_bucket(struct rs_oplayer *ol, u64 stripe)
+{
+	return &ol->locks[hash_64(stripe, RS_LOCK_BUCKETS_SHIFT)];
+}
+
+/* Own @lk's stripe, or queue @lk behind its owner and return false. */
+static bool rs_stripe_trylock(struct rs_oplayer *ol, struct rs_stripe_lock *lk)
+{
+	struct rs_lock_bucket *b = rs_bucket(ol, lk->stripe);
+	struct rs_stripe_lock *owner;
+
+	INIT_LIST_HEAD(&lk->waiters);
+	spin_lock(&b->lock);
+	hlist_for_each_entry(owner, &b->head, node) {
+		if (owner->stripe == lk->stripe) {
+			list_add_tail(&lk->wait, &owner->waiters);
+			spin_unlock(&b->lock);
+			return false;
+		}
+	}
+	hlist_add_head(&lk->node, &b->head);
+	spin_unlock(&b->lock);
+	return true;
+}
+
+static void rs_op_lock_all(struct rs_op *op);
+
+/* Give up @lk's stripe: the first waiter owns it and inherits the other waiters. */
+static void rs_stripe_unlock(struct rs_oplayer *ol, struct rs_stripe_lock *lk)
+{
+	struct rs_lock_bucket *b = rs_bucket(ol, lk->stripe);
+	struct rs_stripe_lock *next = NULL;
+
+	spin_lock(&b->lock);
+	hlist_del(&lk->node);
+	if (!list_empty(&lk->waiters)) {
+		next = list_first_entry(&lk->waiters, struct rs_stripe_lock, wait);
+		list_del(&next->wait);
+		list_splice_init(&lk->waiters, &next->waiters);
+		hlist_add_head(&next->node, &b->head);
+	}
+	spin_unlock(&b->lock);
+	if (next) {
+		next->op->nr_locked++;
+		rs_op_queue(next->op, rs_op_lock_all);
+	}
+}
+
+/* Lock the stripes not yet ours, in ascending order; run op->run when all are. */
+static void rs_op_lock_all(struct rs_op *op)
+{
+	struct rs_oplayer *ol = op->rs->ol;
+
+	while (op->nr_locked < op->nr) {
+		struct rs_stripe_lock *lk = &op->lk[op->nr_locked];
+
+		lk->op = op;
+		lk->stripe = op->stripe + op->nr_locked;
+		if (!rs_stripe_trylock(ol, lk))
+			return;		/* handed over later by rs_stripe_unlock */
+		op->nr_locked++;
+	}
+	rs_stat_inc(op->rs, RS_STAT_OPS);
+	op->run(op);
+}
+
+/* ---- buffers ---- */
+
+static void rs_free_pages(struct page **pages, unsigned int nr)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		if (pages[i])
+			__free_page(pages[i]);
+}
+
+/* op->nr_pages pages from the page allocator, without waiting or reclaim. */
+static bool rs_op_alloc_pages(struct rs_op *op)
+{
+	gfp_t gfp = GFP_NOWAIT | __GFP_NOWARN;
+	unsigned long nr = op->nr_pages, got = 0, now;
+
+	if (rs_fault(RS_FAULT_BUFFERS))
+		return false;
+	op->pages = kcalloc(nr, sizeof(*op->pages), gfp);
+	if (!op->pages)
+		return false;
+	/* The bulk allocator may stop short of @nr with pages to spare: go on while it gives. */
+	while ((now = alloc_pages_bulk_array(gfp, nr, op->pages)) > got) {
+		got = now;
+		if (got == nr)
+			return true;
+	}
+	rs_free_pages(op->pages, nr);
+	kfree(op->pages);
+	op->pages = NULL;
+	return false;
+}
+
+/* The reserve is op's now (the caller took it): lock the stripes. */
+static void rs_op_on_reserve(struct rs_op *op)
+{
+	op->pages = op->rs->ol->reserve;
+	op->on_reserve = true;
+	rs_stat_inc(op->rs, RS_STAT_RESERVE);
+	rs_op_lock_all(op);
+}
+
+static void rs_reserve_put(struct rs_oplayer *ol)
+{
+	struct rs_op *next = NULL;
+
+	spin_lock(&ol->reserve_lock);
+	if (list_empty(&ol->reserve_waiters)) {
+		ol->reserve_busy = false;
+	} else {
+		next = list_first_entry(&ol->reserve_waiters, struct rs_op, wait);
+		list_del(&next->wait);
+	}
+	spin_unlock(&ol->reserve_lock);
+	if (next)
+		rs_op_queue(next, rs_op_on_reserve);
+}
+
+static void rs_op_acquire(struct rs_op *op)
+{
+	struct rs_oplayer *ol = op->rs->ol;
+
+	if (!op->nr_pages || rs_op_alloc_pages(op))
+		return rs_op_lock_all(op);
+	spin_lock(&ol->reserve_lock);
+	if (ol->reserve_busy) {
+		list_add_tail(&op->wait, &ol->reserve_waiters);
+		spin_unlock(&ol->reserve_lock);
+		return;		/* handed over by rs_reserve_put */
+	}
+	ol->reserve_busy = true;
+	spin_unlock(&ol->reserve_lock);
+	rs_op_on_reserve(op);
+}
+
+/*
+ * Give @op @nr_pages buffer pages, then its stripes op->lk[] for
+ * [op->stripe, op->stripe + op->nr), then run @run; all in the workqueue.
+ */
+void rs_op_start(struct rs_op *op, unsigned int nr_pages, rs_op_fn run)
+{
+	op->nr_pages = nr_pages;
+	op->run = run;
+	rs_op_queue(op, rs_op_acquire);
+}
+
+/* The end of @op: its stripes, buffers, entries and object go back. */
+void rs_op_put(struct rs_op *op)
+{
+	struct rainssd *rs = op->rs;
+	struct rs_oplayer *ol = rs->ol;
+	unsigned int i;
+
+	for (i = 0; i < op->nr_locked; i++)
+		rs_stripe_unlock(ol, &op->lk[i]);
+	if (op->on_reserve) {
+		rs_reserve_put(ol);
+	} else if (op->pages) {
+		rs_free_pages(op->pages, op->nr_pages);
+		kfree(op->pages);
+	}
+	spin_lock(&ol->cache_lock);
+	ol->used -= op->units;
+	spin_unlock(&ol->cache_lock);
+	mempool_free(op, &ol->op_pool);
+	if (rs_defer_pending(rs))
+		rs_feed_kick(rs);
+}
+
+/* ---- member-bio batches ---- */
+
+static void rs_batch_done(struct rs_op *op);
+
+static void rs_mbio_endio(struct bio *bio)
+{
+	struct rs_mbio *mb = container_of(bio, struct rs_mbio, bio);
+	struct rs_op *op = mb->op;
+	struct rainssd *rs = op->rs;
+
+	if (rs_load_done(&rs->load, mb->member, &mb->tag))
+		rs_mstat_inc(rs, mb->member, RS_MSTAT_STALLS);
+	if (bio->bi_status) {
+		DMERR_LIMIT("member %u (%pg): %s at sector %llu failed: error %d", mb->member,
+			    rs->dev[mb->member]->bdev, op_is_write(bio_op(bio)) ? "write" : "read",
+			    (unsigned long long)mb->sector, blk_status_to_errno(bio->bi_status));
+		set_bit(mb->member, &op->failed);
+	}
+	bio_put(bio);
+	if (atomic_dec_and_test(&op->pending)) {
+		op->t_done = ktime_get_ns();
+		rs_op_queue(op, rs_batch_done);
+	}
+}
+
+static struct bio *rs_mbio_alloc(struct rs_op *op, unsigned int m, blk_opf_t opf,
+				 sector_t sector, unsigned int nr_vecs)
+{
+	struct rainssd *rs = op->rs;
+	struct rs_oplayer *ol = rs->ol;
+	struct rs_mbio *mb;
+	struct bio *bio;
+
+	nr_vecs = min_t(unsigned int, nr_vecs, BIO_MAX_VECS);
+	if (op->emergency)
+		/* Cannot fail or wait: the reserve holds a whole step and is ours. */
+		bio = bio_alloc_bioset(rs->dev[m]->bdev, nr_vecs, opf, GFP_NOIO,
+				       &ol->bs_emergency);
+	else if (rs_fault(RS_FAULT_NOWAIT_BIO))
+		bio = NULL;
+	else
+		bio = bio_alloc_bioset(rs->dev[m]->bdev, nr_vecs, opf,
+				       GFP_NOWAIT | __GFP_NOWARN, &ol->bs);
+	if (!bio)
+		return NULL;
+	mb = container_of(bio, struct rs_mbio, bio);
+	mb->op = op;
+	mb->member = m;
+	mb->sector = sector;
+	bio->bi_iter.bi_sector = sector;
+	bio->bi_end_io = rs_mbio_endio;
+	if (op->bio) {
+		/* The user's cgroup and priority, so io.max and iocost apply. */
+		bio_clone_blkg_association(bio, op->bio);
+		bio->bi_ioprio = op->bio->bi_ioprio;
+	}
+	atomic_inc(&op->pending);
+	bio_list_add(&op->batch, bio);
+	return bio;
+}
+
+/*
+ * Add @len bytes of member @m at @msector to the batch, from op->pages[pidx]
+ * at offset @off onwards (through the following pages). It goes into the
+ * member's last bio when that one ends at @msector with the same flags;
+ * @hint is how many bytes the caller will add contiguously to this member
+ * in all (at least @len), to size a new bio.
+ */
+void rs_batch_add(struct rs_op *op, unsigned int m, blk_opf_t opf, sector_t msector,
+		  unsigned int pidx, unsigned int off, unsigned int len, unsigned int hint)
+{
+	struct bio *bio = op->last[m];
+
+	hint = max(hint, len);
+	while (len && !op->alloc_failed) {
+		struct page *page = op->pages[pidx];
+		unsigned int n = min_t(unsigned int, len, PAGE_SIZE - off);
+
+		if (!bio || bio->bi_opf != opf || bio_end_sector(bio) != msector ||
+		    bio_add_page(bio, page, n, off) != n) {
+			bio = rs_mbio_alloc(op, m, opf, msector,
+					    DIV_ROUND_UP(off + hint, PAGE_SIZE));
+			if (!bio) {
+				op->alloc_failed = true;
+				return;
+			}
+			__bio_add_page(bio, page, n, off);
+		}
+		msector += n >> SECTOR_SHIFT;
+		len -= n;
+		hint -= n;
+		off += n;
+		if (off == PAGE_SIZE) {
+			off = 0;
+			pidx++;
+		}
+	}
+	op->last[m] = bio;
+}
+
+static void rs_batch_build(struct rs_op *op)
+{
+	op->alloc_failed = false;
+	op->failed = 0;
+	atomic_set(&op->pending, 1);
+	bio_list_init(&op->batch);
+	memset(op->last, 0, sizeof(op->last));
+	op->build(op);
+}
+
+/*
+ * Submit the batch, the least busy member first. Submitting to a member
+ * whose queue is full sleeps for a tag in this work item; in member order a
+ * busy member would hold back the bios of the idle members behind it, which
+ * turns the wait of a rebuilt read or reconstruct-write into the sum of the
+ * members' waits instead of the longest one.
+ */
+static void rs_batch_submit(struct rs_op *op)
+{
+	struct rainssd *rs = op->rs;
+	struct bio *bio, *best, *prev, *best_prev;
+	struct rs_mbio *mb;
+	unsigned int q, best_q;
+
+	while (!bio_list_empty(&op->batch)) {
+		best = NULL;
+		best_prev = NULL;
+		best_q = UINT_MAX;
+		prev = NULL;
+		for (bio = op->batch.head; bio; prev = bio, bio = bio->bi_next) {
+			mb = container_of(bio, struct rs_mbio, bio);
+			q = rs_load_queued(&rs->load, mb->member);
+			if (q < best_q) {
+				best = bio;
+				best_prev = prev;
+				best_q = q;
+			}
+		}
+		if (best_prev)
+			best_prev->bi_next = best->bi_next;
+		else
+			op->batch.head = best->bi_next;
+		if (op->batch.tail == best)
+			op->batch.tail = best_prev;
+		best->bi_next = NULL;
+		mb = container_of(best, struct rs_mbio, bio);
+		rs_load_issue(&rs->load, mb->member, op_is_write(bio_op(best)), &mb->tag);
+		submit_bio_noacct(best);
+	}
+	if (atomic_dec_and_test(&op->pending)) {
+		op->t_done = ktime_get_ns();
+		rs_batch_done(op);
+	}
+}
+
+/* The emergency bioset is op's now: build the step from it and submit. */
+static void rs_batch_emergency(struct rs_op *op)
+{
+	op->emergency = true;
+	rs_stat_inc(op->rs, RS_STAT_EMERGENCY);
+	rs_batch_build(op);
+	rs_batch_submit(op);
+}
+
+static void rs_emergency_put(struct rs_oplayer *ol)
+{
+	struct rs_op *next = NULL;
+
+	spin_lock(&ol->emergency_lock);
+	if (list_empty(&ol->emergency_waiters)) {
+		ol->emergency_busy = false;
+	} else {
+		next = list_first_entry(&ol->emergency_waiters, struct rs_op, wait);
+		list_del(&next->wait);
+	}
+	spin_unlock(&ol->emergency_lock);
+	if (next)
+		rs_op_queue(next, rs_batch_emergency);
+}
+
+/* Every bio of the step is back (so the emergency set is whole again). */
+static void rs_batch_done(struct rs_op *op)
+{
+	if (op->emergency) {
+		op->emergency = false;
+		rs_emergency_put(op->rs->ol);
+	}
+	op->next(op);
+}
+
+/*
+ * Build one step's member bios with @build (which calls rs_batch_add()),
+ * submit them and run @next in the workqueue when all have completed
+ * (op->failed: the members whose bio failed). Process context, never sleeps
+ * in an allocator.
+ */
+void rs_batch_run(struct rs_op *op, rs_op_fn build, rs_op_fn next)
+{
+	struct rs_oplayer *ol = op->rs->ol;
+	struct bio *bio;
+
+	op->build = build;
+	op->next = next;
+	rs_batch_build(op);
+	if (likely(!op->alloc_failed))
+		return rs_batch_submit(op);
+
+	while ((bio = bio_list_pop(&op->batch)))
+		bio_put(bio);
+	spin_lock(&ol->emergency_lock);
+	if (ol->emergency_busy) {
+		list_add_tail(&op->wait, &ol->emergency_waiters);
+		spin_unlock(&ol->emergency_lock);
+		return;		/* handed over by rs_emergency_put */
+	}
+	ol->emergency_busy = true;
+	spin_unlock(&ol->emergency_lock);
+	rs_batch_emergency(op);
+}
+
+/* ---- setup ---- */
+
+/* Module load: operation objects are @op_size bytes, struct rs_op first. May sleep. */
+int rs_op_module_init(size_t op_size)
+{
+	rs_op_cache = kmem_cache_create("dm_rainssd_op", op_size, 0, 0, NULL);
+	return rs_op_cache ? 0 : -ENOMEM;
+}
+
+void rs_op_module_exit(void)
+{
+	kmem_cache_destroy(rs_op_cache);
+}
+
+/*
+ * Set up the layer for @rs; @feed hands a deferred bio to the target again,
+ * false when it found no room. May sleep.
+ */
+int rs_op_init(struct rainssd *rs, bool (*feed)(struct rainssd *rs, struct bio *bio))
+{
+	struct rs_geom *g = &rs->geom;
+	struct rs_oplayer *ol;
+	unsigned int i;
+	int r;
+
+	ol = kzalloc(sizeof(*ol), GFP_KERNEL);
+	if (!ol)
+		return -ENOMEM;
+	rs->ol = ol;
+	ol->rs = rs;
+	ol->feed = feed;
+	ol->max_pages = rs_op_max_pages(g);
+	spin_lock_init(&ol->cache_lock);
+	spin_lock_init(&ol->reserve_lock);
+	INIT_LIST_HEAD(&ol->reserve_waiters);
+	spin_lock_init(&ol->emergency_lock);
+	INIT_LIST_HEAD(&ol->emergency_waiters);
+	spin_lock_init(&ol->defer_lock);
+	bio_list_init(&ol->deferred);
+	atomic_set(&ol->nr_deferred, 0);
+	INIT_WORK(&ol->feed_work, rs_feed_work);
+
+	ol->locks = kvcalloc(1U << RS_LOCK_BUCKETS_SHIFT, sizeof(*ol->locks), GFP_KERNEL);
+	if (!ol->locks)
+		goto nomem;
+	for (i = 0; i < (1U << RS_LOCK_BUCKETS_SHIFT); i++) {
+		spin_lock_init(&ol->locks[i].lock);
+		INIT_HLIST_HEAD(&ol->locks[i].head);
+	}
+
+	r = mempool_init_slab_pool(&ol->op_pool, RS_OP_POOL_MIN, rs_op_cache);
+	if (r)
+		goto bad;
+
+	ol->reserve = kvcalloc(ol->max_pages, sizeof(*ol->reserve), GFP_KERNEL);
+	if (!ol->reserve)
+		goto nomem;
+	for (i = 0; i < ol->max_pages; i++) {
+		ol->reserve[i] = alloc_page(GFP_KERNEL);
+		if (!ol->reserve[i])
+			goto nomem;
+	}
+
+	/*
+	 * A step has, per member, at most two ranges at each end stripe and
+	 * one contiguous range over the rest, each split every BIO_MAX_VECS
+	 * pages: 5 bios per member and one per BIO_MAX_VECS pages cover it.
+	 */
+	ol->emergency_bios = 5 * g->n + DIV_ROUND_UP(ol->max_pages, BIO_MAX_VECS);
+	r = bioset_init(&ol->bs, g->n, offsetof(struct rs_mbio, bio), BIOSET_NEED_BVECS);
+	if (r)
+		goto bad;
+	r = bioset_init(&ol->bs_emergency, ol->emergency_bios, offsetof(struct rs_mbio, bio),
+			BIOSET_NEED_BVECS);
+	if (r)
+		goto bad;
+	return 0;
+nomem:
+	r = -ENOMEM;
+bad:
+	rs_op_exit(rs);
+	return r;
+}
+
+/* Safe on a partly set-up layer; no operation may be in flight. */
+void rs_op_exit(struct rainssd *rs)
+{
+	struct rs_oplayer *ol = rs->ol;
+
+	if (!ol)
+		return;
+	cancel_work_sync(&ol->feed_work);
+	WARN_ON_ONCE(!bio_list_empty(&ol->deferred));
+	bioset_exit(&ol->bs_emergency);
+	bioset_exit(&ol->bs);
+	if (ol->reserve) {
+		rs_free_pages(ol->reserve, ol->max_pages);
+		kvfree(ol->reserve);
+	}
+	mempool_exit(&ol->op_pool);
+	kvfree(ol->locks);
+	kfree(ol);
+	rs->ol = NULL;
+}

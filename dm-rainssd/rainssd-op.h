@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dm-rainssd operation layer: stripe operations that know no RAID level.
+ *
+ * An operation (struct rs_op, embedded first in its user's object) covers the
+ * adjacent stripes [stripe, stripe + nr) and may carry a piece of a user bio
+ * (op->bio, op->iter: the logical sectors it serves) or none (rebuild,
+ * resync, scrub, migration). The layer gives it, in this order:
+ *
+ *  1. the operation object and its stripe-cache entries (rs_op_get): the
+ *     cap on what is in flight, md's stripe_cache_size; one entry is one
+ *     page per member. Never blocks: NULL when there is no room, and the
+ *     caller defers its bio (rs_defer_bio), to be fed again in order when an
+ *     operation ends;
+ *  2. its buffer pages (rs_op_start): from the page allocator without
+ *     waiting, else the target's reserve, which one operation owns at a time
+ *     and which is large enough for any operation;
+ *  3. its stripes, locked in ascending order (so two operations never wait
+ *     for each other); a waiter is queued FIFO behind the owner of the
+ *     stripe it needs, and the lock is handed to it on release;
+ *  4. then it runs op->resume in the target's workqueue.
+ *
+ * Resources are taken only in that order and an operation that waits holds
+ * only what comes before, so nothing waits in a cycle; nothing sleeps in an
+ * allocator while it holds a stripe (pages are taken before the stripes).
+ *
+ * Member I/O goes in batches (rs_batch_run): the step's bios are built by a
+ * callback that calls rs_batch_add() for each member range (adjacent ranges
+ * of one member merge into one bio), submitted least busy member first, and
+ * @next runs in the workqueue when all have completed, with op->failed
+ * naming the members whose bio failed. The bios come from the target's
+ * bioset without waiting; when that fails, the step gives them back and
+ * waits (FIFO, no thread blocked) for the emergency bioset, which one step
+ * at a time owns until its bios are back and whose reserve covers any step.
+ *
+ * Context: rs_op_get, rs_defer_bio and rs_feed_kick may be called in any
+ * process context without sleeping (rs_defer_bio also in interrupt context);
+ * everything else runs in process context (the workqueue or the map
+ * function) and never sleeps, except rs_op_exit. Member bio completion runs
+ * in interrupt context and only queues work.
+ */
+#ifndef RAINSSD_OP_H
+#define RAINSSD_OP_H
+
+#include <linux/bio.h>
+#include <linux/blk_types.h>
+#include <linux/list.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+
+#include "rainssd-geometry.h"
+#include "rainssd-load.h"
+
+struct rainssd;
+struct rs_op;
+
+/* The most stripes one operation covers. */
+#define RS_OP_MAX_STRIPES	16
+/* Operations may use at least this many buffer pages (1 MiB), and a full stripe. */
+#define RS_OP_MIN_PAGES		256
+/* md's default stripe_cache_size; ours is at least twice what one operation takes. */
+#define RS_DEF_STRIPE_CACHE	256
+#define RS_MAX_STRIPE_CACHE	32768
+
+typedef void (*rs_op_fn)(struct rs_op *op);
+
+/* One stripe of an operation in the lock table. */
+struct rs_stripe_lock {
+	struct hlist_node node;		/* in its bucket while its op owns the stripe */
+	struct list_head waiters;	/* owner: the locks waiting for the stripe, FIFO */
+	struct list_head wait;		/* waiter: in the owner's waiters */
+	struct rs_op *op;
+	u64 stripe;
+};
+
+struct rs_op {
+	struct rainssd *rs;
+	struct work_struct work;
+	rs_op_fn resume;		/* what the work item runs next */
+	rs_op_fn run;			/* what runs once the stripes are ours */
+	rs_op_fn build;			/* builds the current step's member bios */
+	rs_op_fn next;			/* runs when the current step's bios are done */
+	struct list_head wait;		/* in the reserve's or the emergency set's waiters */
+
+	/* The stripes [stripe, stripe + nr); the first nr_locked are ours. */
+	u64 stripe;
+	unsigned int nr;
+	unsigned int nr_locked;
+	struct rs_stripe_lock lk[RS_OP_MAX_STRIPES];
+
+	/* The user bio and the logical sectors of it this operation serves, or NULL. */
+	struct bio *bio;
+	struct bvec_iter iter;
+
+	/* Buffers. */
+	unsigned int units;		/* stripe-cache entries held */
+	unsigned int nr_pages;
+	struct page **pages;
+	bool on_reserve;
+
+	/* The member bios of the current step. */
+	atomic_t pending;
+	struct bio_list batch;
+	struct bio *last[RS_MAX_DEVS];	/* each member's last bio in the batch */
+	u64 t_done;			/* when the step's last bio completed, ns */
+	bool emergency;			/* this step owns the emergency bioset */
+	bool alloc_failed;
+	unsigned long failed;		/* members whose bio of this step failed */
+};
+
+/* rainssd-op.c */
+int rs_op_module_init(size_t op_size);
+void rs_op_module_exit(void);
+int rs_op_init(struct rainssd *rs, bool (*feed)(struct rainssd *rs, struct bio *bio));
+void rs_op_exit(struct rainssd *rs);
+unsigned int rs_op_max_pages(const struct rs_geom *g);
+unsigned int rs_stripe_cache_min(const struct rs_geom *g);
+struct rs_op *rs_op_get(struct rainssd *rs, unsigned int units);
+void rs_op_start(struct rs_op *op, unsigned int nr_pages, rs_op_fn resume);
+void rs_op_queue(struct rs_op *op, rs_op_fn fn);
+void rs_op_put(struct rs_op *op);
+void rs_defer_bio(struct rainssd *rs, struct bio *bio);
+bool rs_defer_pending(struct rainssd *rs);
+void rs_feed_kick(struct rainssd *rs);
+
+void rs_batch_run(struct rs_op *op, rs_op_fn build, rs_op_fn next);
+void rs_batch_add(struct rs_op *op, unsigned int m, blk_opf_t opf, sector_t msector,
+		  unsigned int pidx, unsigned int off, unsigned int len, unsigned int hint);
+
+#endif

@@ -1,0 +1,667 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suite for dm-rainssd's operation layer (rainssd-op.c, compiled into
+ * this module by rainssd_units.c): buffer sizes, the stripe-cache cap, the
+ * stripe-lock table (FIFO handoff, operations over several stripes locking
+ * in ascending order, every operation running in the end), buffer pages and
+ * the reserve, and deferred bios fed again when an operation ends.
+ *
+ * Each case builds a bare struct rainssd without devices (operations run,
+ * no member I/O) with a workqueue of its own, and drains that workqueue
+ * after every start, put and deferral, so that what has run is known without
+ * timing. The callbacks, which run in the workqueue, only record; the case
+ * checks in its own thread.
+ */
+#include <kunit/test.h>
+#include <linux/bio.h>
+#include <linux/hash.h>
+#include <linux/percpu.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+
+#include "rainssd.h"
+#include "rainssd_kunit.h"
+
+#define T_MAX_OPS	32
+#define T_MAX_FED	8
+
+enum t_state {
+	T_NONE,
+	T_GOT,		/* from rs_op_get(), not started */
+	T_STARTED,	/* rs_op_start() called, not run yet */
+	T_RAN,		/* run: it holds its stripes */
+	T_PUT,		/* rs_op_put(): gone */
+};
+
+struct t_env;
+
+/* The operation object: struct rs_op first, as rs_op_module_init() wants. */
+struct t_op {
+	struct rs_op op;
+	struct t_env *env;
+	unsigned int id;
+};
+
+struct t_env {
+	struct rainssd rs;		/* the feed callback finds us from it */
+	spinlock_t lock;		/* protects what follows */
+	struct t_op *ops[T_MAX_OPS];	/* by id, while not T_PUT */
+	enum t_state state[T_MAX_OPS];
+	unsigned int nr_ops;
+	unsigned int order[T_MAX_OPS];	/* ids, in the order they ran */
+	unsigned int nr_ran;
+	unsigned int overlaps;		/* runs that found a stripe of theirs run by another */
+	unsigned int errors;		/* anything else a callback found wrong */
+	/* The feed callback. */
+	unsigned int feed_units;	/* what it asks rs_op_get() for */
+	unsigned int feed_calls;
+	struct bio *fed[T_MAX_FED];	/* the bios it took, in order */
+	unsigned int fed_id[T_MAX_FED];	/* and the operation each got */
+	unsigned int nr_fed;
+	int put_in_feed;		/* an id to put when a feed finds no room, or -1 */
+	bool draining;			/* cleanup: take every bio without an operation */
+};
+
+/* ---- the environment ---- */
+
+static void t_settle(struct t_env *env)
+{
+	/* Also waits for the work that work items queue (handoffs, kicks). */
+	drain_workqueue(env->rs.wq);
+}
+
+/* An operation with @units entries, registered, or NULL. Any process context. */
+static struct t_op *t_get(struct t_env *env, unsigned int units)
+{
+	struct rs_op *op = rs_op_get(&env->rs, units);
+	struct t_op *t;
+
+	if (!op)
+		return NULL;
+	t = container_of(op, struct t_op, op);
+	t->env = env;
+	spin_lock(&env->lock);
+	if (env->nr_ops == T_MAX_OPS) {
+		env->errors++;
+		spin_unlock(&env->lock);
+		rs_op_put(op);
+		return NULL;
+	}
+	t->id = env->nr_ops++;
+	env->ops[t->id] = t;
+	env->state[t->id] = T_GOT;
+	spin_unlock(&env->lock);
+	return t;
+}
+
+/* Put operation @id without waiting for what that queues. Any process context. */
+static void t_put_nowait(struct t_env *env, unsigned int id)
+{
+	struct t_op *t;
+
+	spin_lock(&env->lock);
+	t = env->ops[id];
+	env->ops[id] = NULL;
+	env->state[id] = T_PUT;
+	spin_unlock(&env->lock);
+	rs_op_put(&t->op);
+}
+
+/* op->run: record the order and that no other running operation has our stripes. */
+static void t_run(struct rs_op *op)
+{
+	struct t_op *t = container_of(op, struct t_op, op);
+	struct t_env *env = t->env;
+	unsigned int i;
+
+	spin_lock(&env->lock);
+	for (i = 0; i < env->nr_ops; i++) {
+		struct rs_op *o;
+
+		if (env->state[i] != T_RAN)
+			continue;
+		o = &env->ops[i]->op;
+		if (o->stripe < op->stripe + op->nr && op->stripe < o->stripe + o->nr)
+			env->overlaps++;
+	}
+	if (op->nr_locked != op->nr || env->state[t->id] != T_STARTED)
+		env->errors++;
+	env->state[t->id] = T_RAN;
+	if (env->nr_ran < T_MAX_OPS)
+		env->order[env->nr_ran++] = t->id;
+	spin_unlock(&env->lock);
+}
+
+/*
+ * The target's feed: an operation of feed_units entries for @bio, false when
+ * there is none. With put_in_feed set, a feed that finds no room first puts
+ * that operation, as if it ended on another CPU just then.
+ */
+static bool t_feed(struct rainssd *rs, struct bio *bio)
+{
+	struct t_env *env = container_of(rs, struct t_env, rs);
+	struct t_op *t;
+	int put;
+
+	spin_lock(&env->lock);
+	env->feed_calls++;
+	spin_unlock(&env->lock);
+	if (READ_ONCE(env->draining))
+		return true;
+	t = t_get(env, env->feed_units);
+	if (!t) {
+		spin_lock(&env->lock);
+		put = env->put_in_feed;
+		env->put_in_feed = -1;
+		spin_unlock(&env->lock);
+		if (put >= 0)
+			t_put_nowait(env, put);
+		return false;
+	}
+	spin_lock(&env->lock);
+	if (env->nr_fed < T_MAX_FED) {
+		env->fed[env->nr_fed] = bio;
+		env->fed_id[env->nr_fed++] = t->id;
+	} else {
+		env->errors++;
+	}
+	spin_unlock(&env->lock);
+	return true;
+}
+
+static void t_free_stats(void *data)
+{
+	free_percpu((void __percpu __force *)data);
+}
+
+static void t_load_exit(void *data)
+{
+	rs_load_exit(data);
+}
+
+static void t_destroy_wq(void *data)
+{
+	destroy_workqueue(data);
+}
+
+/*
+ * The end of a case: put what a failed case left (holders first, which lets
+ * waiters run), take any deferred bio back, then the layer goes.
+ */
+static void t_env_exit(void *data)
+{
+	struct t_env *env = data;
+	unsigned int round, i;
+	bool more = true;
+
+	WRITE_ONCE(env->draining, true);
+	for (round = 0; more && round < 2 * T_MAX_OPS; round++) {
+		more = false;
+		t_settle(env);
+		for (i = 0; i < env->nr_ops; i++) {
+			if (env->state[i] == T_GOT || env->state[i] == T_RAN) {
+				t_put_nowait(env, i);
+				more = true;
+			}
+		}
+		if (rs_defer_pending(&env->rs)) {
+			rs_feed_kick(&env->rs);
+			more = true;
+		}
+	}
+	t_settle(env);
+	rs_op_exit(&env->rs);
+}
+
+/* A target of @n members of @chunk sectors, with @cache stripe-cache entries. */
+static struct t_env *t_env_new(struct kunit *test, unsigned int n, unsigned int chunk,
+			       unsigned int cache)
+{
+	struct t_env *env = kunit_kzalloc(test, sizeof(*env), GFP_KERNEL);
+	struct rainssd *rs;
+
+	KUNIT_ASSERT_NOT_NULL(test, env);
+	rs = &env->rs;
+	spin_lock_init(&env->lock);
+	env->put_in_feed = -1;
+	KUNIT_ASSERT_EQ(test, rs_geom_init(&rs->geom, n, chunk), 0);
+	rs_tunables_default(&rs->tun);
+	rs->stripe_cache = cache;
+
+	rs->stats = alloc_percpu(struct rs_stats);
+	KUNIT_ASSERT_FALSE(test, !rs->stats);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, t_free_stats,
+							(void __force *)rs->stats), 0);
+	KUNIT_ASSERT_EQ(test, rs_load_init(&rs->load, n, &rs->tun), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, t_load_exit, &rs->load), 0);
+	rs->wq = alloc_workqueue("rainssd_kunit", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
+	KUNIT_ASSERT_NOT_NULL(test, rs->wq);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, t_destroy_wq, rs->wq), 0);
+	KUNIT_ASSERT_EQ(test, rs_op_init(rs, t_feed), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, t_env_exit, env), 0);
+	return env;
+}
+
+/* The id of a new operation with @units entries, which must be had and be @want. */
+static unsigned int t_new(struct kunit *test, struct t_env *env, unsigned int units,
+			  unsigned int want)
+{
+	struct t_op *t = t_get(env, units);
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	KUNIT_ASSERT_EQ(test, t->id, want);
+	return t->id;
+}
+
+/* Start operation @id over stripes [stripe, stripe + nr) with @pages buffer pages. */
+static void t_start(struct t_env *env, unsigned int id, u64 stripe, unsigned int nr,
+		    unsigned int pages)
+{
+	struct t_op *t = env->ops[id];
+
+	t->op.stripe = stripe;
+	t->op.nr = nr;
+	spin_lock(&env->lock);
+	env->state[id] = T_STARTED;
+	spin_unlock(&env->lock);
+	rs_op_start(&t->op, pages, t_run);
+	t_settle(env);
+}
+
+/* Put operation @id, which must hold nothing or have run (not wait in the layer). */
+static void t_put(struct kunit *test, struct t_env *env, unsigned int id)
+{
+	KUNIT_ASSERT_TRUE_MSG(test, env->state[id] == T_GOT || env->state[id] == T_RAN,
+			      "operation %u is waiting or gone (state %d)", id, env->state[id]);
+	t_put_nowait(env, id);
+	t_settle(env);
+}
+
+static bool t_ran(struct t_env *env, unsigned int id)
+{
+	return env->state[id] == T_RAN;
+}
+
+/* The operations that ran, in order, are @ids[0..nr), and nothing went wrong. */
+static void t_expect_order(struct kunit *test, struct t_env *env, const unsigned int *ids,
+			   unsigned int nr)
+{
+	unsigned int i;
+
+	KUNIT_EXPECT_EQ(test, env->nr_ran, nr);
+	for (i = 0; i < min(nr, env->nr_ran); i++)
+		KUNIT_EXPECT_EQ_MSG(test, env->order[i], ids[i], "run %u", i);
+	KUNIT_EXPECT_EQ(test, env->overlaps, 0U);
+	KUNIT_EXPECT_EQ(test, env->errors, 0U);
+}
+
+static u64 t_stat(struct t_env *env, enum rs_stat st)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu_ptr(env->rs.stats, cpu)->c[st];
+	return sum;
+}
+
+static void t_expect_usage(struct kunit *test, struct t_env *env, unsigned int used,
+			   unsigned int peak)
+{
+	unsigned int u, p;
+
+	rs_op_cache_usage(&env->rs, &u, &p);
+	KUNIT_EXPECT_EQ(test, u, used);
+	KUNIT_EXPECT_EQ(test, p, peak);
+}
+
+/* ---- the cases ---- */
+
+/*
+ * Buffer pages one operation may use: a whole stripe and at least
+ * RS_OP_MIN_PAGES; the smallest stripe cache holds that. With 4 KiB pages:
+ *   4 x 4 KiB chunks: 4 pages, so 256; 256 / 4 = 64 entries;
+ *   5 x 512 KiB: 5 * 128 = 640 pages, 128 entries;
+ *   8 x 1 MiB: 8 * 256 = 2048 pages, 256 entries;
+ *   3 x 8 KiB: 6 pages, so 256; 256 / 3 rounded up = 86 entries.
+ */
+static void rs_op_sizes(struct kunit *test)
+{
+	struct rs_geom g;
+
+	if (PAGE_SIZE != SZ_4K)
+		kunit_skip(test, "worked for 4 KiB pages");
+	KUNIT_ASSERT_EQ(test, rs_geom_init(&g, 4, 8), 0);
+	KUNIT_EXPECT_EQ(test, rs_op_max_pages(&g), 256U);
+	KUNIT_EXPECT_EQ(test, rs_stripe_cache_min(&g), 64U);
+	KUNIT_ASSERT_EQ(test, rs_geom_init(&g, 5, 1024), 0);
+	KUNIT_EXPECT_EQ(test, rs_op_max_pages(&g), 640U);
+	KUNIT_EXPECT_EQ(test, rs_stripe_cache_min(&g), 128U);
+	KUNIT_ASSERT_EQ(test, rs_geom_init(&g, 8, 2048), 0);
+	KUNIT_EXPECT_EQ(test, rs_op_max_pages(&g), 2048U);
+	KUNIT_EXPECT_EQ(test, rs_stripe_cache_min(&g), 256U);
+	KUNIT_ASSERT_EQ(test, rs_geom_init(&g, 3, 16), 0);
+	KUNIT_EXPECT_EQ(test, rs_op_max_pages(&g), 256U);
+	KUNIT_EXPECT_EQ(test, rs_stripe_cache_min(&g), 86U);
+}
+
+/* rs_op_get() holds entries up to the cap and not one more; rs_op_put() gives them back. */
+static void rs_op_cache_cap(struct kunit *test)
+{
+	enum { A, B, C, D, E };
+	struct t_env *env = t_env_new(test, 4, 8, 10);
+
+	t_new(test, env, 4, A);
+	t_new(test, env, 4, B);
+	KUNIT_EXPECT_NULL(test, t_get(env, 3));		/* 8 + 3 > 10 */
+	t_new(test, env, 2, C);
+	KUNIT_EXPECT_NULL(test, t_get(env, 1));
+	t_expect_usage(test, env, 10, 10);
+	KUNIT_EXPECT_EQ(test, env->ops[A]->op.units, 4U);
+	KUNIT_EXPECT_PTR_EQ(test, env->ops[A]->op.rs, &env->rs);
+
+	t_put(test, env, A);
+	t_expect_usage(test, env, 6, 10);
+	KUNIT_EXPECT_NULL(test, t_get(env, 5));
+	t_new(test, env, 4, D);
+	t_expect_usage(test, env, 10, 10);
+	t_put(test, env, B);
+	t_put(test, env, C);
+	t_put(test, env, D);
+	t_expect_usage(test, env, 0, 10);
+	rs_op_cache_reset_peak(&env->rs);
+	t_expect_usage(test, env, 0, 0);
+
+	/* More than the whole cache: never, even empty. All of it: yes. */
+	KUNIT_EXPECT_NULL(test, t_get(env, 11));
+	t_new(test, env, 10, E);
+	t_put(test, env, E);
+	/* A smaller cache (the stripe_cache message) counts from then on. */
+	WRITE_ONCE(env->rs.stripe_cache, 4);
+	KUNIT_EXPECT_NULL(test, t_get(env, 5));
+	t_put(test, env, t_new(test, env, 4, E + 1));
+	t_expect_usage(test, env, 0, 10);
+	KUNIT_EXPECT_EQ(test, env->errors, 0U);
+}
+
+/* Four operations on one stripe run one at a time, in the order they came. */
+static void rs_op_lock_fifo(struct kunit *test)
+{
+	enum { A, B, C, D };
+	static const unsigned int order[] = { A, B, C, D };
+	struct t_env *env = t_env_new(test, 4, 8, 64);
+	unsigned int id;
+
+	for (id = A; id <= D; id++) {
+		t_new(test, env, 1, id);
+		t_start(env, id, 7, 1, 0);
+		KUNIT_EXPECT_EQ(test, t_ran(env, id), id == A);
+	}
+	t_expect_order(test, env, order, 1);
+	for (id = A; id < D; id++) {
+		t_put(test, env, id);
+		/* The stripe went to the next one, and only to it. */
+		t_expect_order(test, env, order, id + 2);
+	}
+	t_put(test, env, D);
+	KUNIT_EXPECT_EQ(test, t_stat(env, RS_STAT_OPS), 4ULL);
+}
+
+/*
+ * Operations over several stripes lock them in ascending order and wait
+ * only for the stripe they are at. A holds stripes 5-6. B wants 4-6: it
+ * takes 4 and waits for 5. C wants 4: it queues behind B. D wants 7: it
+ * runs. E wants 6: it queues behind A on 6. When A is put, B gets 5 and E
+ * gets 6 (first in line there), so B waits for E; then B runs, then C.
+ */
+static void rs_op_lock_multi_stripe(struct kunit *test)
+{
+	enum { A, B, C, D, E };
+	static const unsigned int order[] = { A, D, E, B, C };
+	struct t_env *env = t_env_new(test, 4, 8, 64);
+	unsigned int id;
+
+	for (id = A; id <= E; id++)
+		t_new(test, env, 1, id);
+	t_start(env, A, 5, 2, 0);
+	t_start(env, B, 4, 3, 0);
+	t_start(env, C, 4, 1, 0);
+	t_start(env, D, 7, 1, 0);
+	t_start(env, E, 6, 1, 0);
+	t_expect_order(test, env, order, 2);
+	KUNIT_EXPECT_EQ(test, env->state[B], T_STARTED);
+	KUNIT_EXPECT_EQ(test, env->state[C], T_STARTED);
+	KUNIT_EXPECT_EQ(test, env->state[E], T_STARTED);
+
+	t_put(test, env, A);
+	t_expect_order(test, env, order, 3);
+	t_put(test, env, D);
+	t_expect_order(test, env, order, 3);
+	t_put(test, env, E);
+	t_expect_order(test, env, order, 4);
+	KUNIT_EXPECT_EQ(test, env->ops[B]->op.nr_locked, 3U);
+	t_put(test, env, B);
+	t_expect_order(test, env, order, 5);
+	t_put(test, env, C);
+	KUNIT_EXPECT_EQ(test, t_stat(env, RS_STAT_OPS), 5ULL);
+}
+
+/*
+ * Many operations over overlapping stripes, among them the longest
+ * (RS_OP_MAX_STRIPES), stripes that share a lock-table bucket and stripes
+ * beyond 2^32: started all at once, then the one that ran first put, again
+ * and again. Every one runs, never two over the same stripe.
+ */
+static void rs_op_lock_progress(struct kunit *test)
+{
+	struct {
+		u64 stripe;
+		unsigned int nr;
+	} ops[] = {
+		{ 0, 4 }, { 2, 3 }, { 3, 1 }, { 1, RS_OP_MAX_STRIPES }, { 4, 2 }, { 5, 1 },
+		{ 3, 2 }, { 0, 1 }, { 10, 4 }, { 12, 1 }, { 8, 8 }, { 3, 1 }, { 0, 0 },
+		{ 0, 0 }, { 0, 0 }, { 1ULL << 40, 2 }, { (1ULL << 40) + 1, 1 }, { 15, 2 },
+	};
+	struct t_env *env = t_env_new(test, 4, 8, 256);
+	unsigned int i, nr = ARRAY_SIZE(ops), put = 0;
+	u64 x, twins[3];
+
+	/* Three stripes in stripe 3's bucket of the table's 1 << 10 (rainssd-op.c). */
+	for (x = 4, i = 0; i < ARRAY_SIZE(twins); x++)
+		if (hash_64(x, 10) == hash_64(3, 10))
+			twins[i++] = x;
+	ops[12].stripe = twins[0];
+	ops[12].nr = 1;
+	ops[13].stripe = twins[1];
+	ops[13].nr = 2;
+	ops[14].stripe = twins[0];
+	ops[14].nr = 1;
+
+	for (i = 0; i < nr; i++) {
+		t_new(test, env, 1, i);
+		t_start(env, i, ops[i].stripe, ops[i].nr, 0);
+	}
+	KUNIT_EXPECT_TRUE(test, t_ran(env, 0));
+	while (put < nr) {
+		for (i = 0; i < env->nr_ran; i++)
+			if (t_ran(env, env->order[i]))
+				break;
+		KUNIT_ASSERT_LT_MSG(test, i, env->nr_ran, "%u of %u ran, none holds", put, nr);
+		t_put(test, env, env->order[i]);
+		put++;
+	}
+	KUNIT_EXPECT_EQ(test, env->nr_ran, nr);
+	KUNIT_EXPECT_EQ(test, env->overlaps, 0U);
+	KUNIT_EXPECT_EQ(test, env->errors, 0U);
+	KUNIT_EXPECT_EQ(test, t_stat(env, RS_STAT_OPS), (u64)nr);
+}
+
+static void t_fault_off(void *data)
+{
+	rs_kunit_fault_set(RS_FAULT_BUFFERS, false);
+}
+
+/*
+ * Buffer pages come from the page allocator, else from the reserve, which
+ * one operation at a time owns; one waiting for it holds no stripe. With
+ * fail_buffers firing, A runs on the reserve, B waits for it and C (no
+ * pages) runs; F, on B's stripe, runs too. Without the fault D gets pages of
+ * its own. When A is put (after F), B runs on the same reserve.
+ */
+static void rs_op_pages_and_reserve(struct kunit *test)
+{
+	enum { A, B, C, D, F };
+	static const unsigned int order[] = { A, C, F, D, B };
+	struct t_env *env = t_env_new(test, 4, 8, 64);
+	struct page **reserve;
+	struct rs_op *op;
+	unsigned int id, i;
+
+	if (!rs_kunit_fault_set(RS_FAULT_BUFFERS, true))
+		kunit_skip(test, "no fault injection (CONFIG_FAULT_INJECTION_DEBUG_FS)");
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, t_fault_off, NULL), 0);
+	for (id = A; id <= F; id++)
+		t_new(test, env, 1, id);
+	t_start(env, A, 1, 1, 3);
+	t_start(env, B, 2, 1, 2);
+	t_start(env, C, 3, 1, 0);
+	t_start(env, F, 2, 1, 0);
+	rs_kunit_fault_set(RS_FAULT_BUFFERS, false);
+	t_start(env, D, 4, 1, 2);
+	t_expect_order(test, env, order, 4);
+
+	op = &env->ops[A]->op;
+	KUNIT_EXPECT_TRUE(test, op->on_reserve);
+	KUNIT_ASSERT_NOT_NULL(test, op->pages);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_NOT_NULL(test, op->pages[i]);
+	reserve = op->pages;
+	KUNIT_EXPECT_NULL(test, env->ops[C]->op.pages);
+	op = &env->ops[D]->op;
+	KUNIT_EXPECT_FALSE(test, op->on_reserve);
+	KUNIT_ASSERT_NOT_NULL(test, op->pages);
+	KUNIT_EXPECT_PTR_NE(test, op->pages, reserve);
+	for (i = 0; i < 2; i++)
+		KUNIT_EXPECT_NOT_NULL(test, op->pages[i]);
+
+	/* B's stripe is free again, but B still waits for the reserve. */
+	t_put(test, env, F);
+	t_expect_order(test, env, order, 4);
+	t_put(test, env, A);
+	t_expect_order(test, env, order, 5);
+	op = &env->ops[B]->op;
+	KUNIT_EXPECT_TRUE(test, op->on_reserve);
+	KUNIT_EXPECT_PTR_EQ(test, op->pages, reserve);
+	t_put(test, env, B);
+	t_put(test, env, C);
+	t_put(test, env, D);
+	KUNIT_EXPECT_EQ(test, t_stat(env, RS_STAT_RESERVE), 2ULL);
+}
+
+/*
+ * Deferred bios wait, in order, until an operation ends: with the cache full
+ * a deferred bio is fed once (no room, it goes back first in line), a second
+ * one behind it; the end of the holder feeds the first, which fills the
+ * cache again; the end of that one feeds the second.
+ */
+static void rs_op_defer_feed(struct kunit *test)
+{
+	enum { A, B, C };
+	struct t_env *env = t_env_new(test, 4, 8, 4);
+	struct bio *x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
+	struct bio *y = kunit_kzalloc(test, sizeof(*y), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, x);
+	KUNIT_ASSERT_NOT_NULL(test, y);
+	env->feed_units = 4;
+	t_new(test, env, 4, A);
+	KUNIT_EXPECT_FALSE(test, rs_defer_pending(&env->rs));
+
+	rs_defer_bio(&env->rs, x);
+	t_settle(env);
+	KUNIT_EXPECT_EQ(test, env->feed_calls, 1U);
+	KUNIT_EXPECT_EQ(test, env->nr_fed, 0U);
+	KUNIT_EXPECT_TRUE(test, rs_defer_pending(&env->rs));
+	rs_defer_bio(&env->rs, y);
+	t_settle(env);
+	KUNIT_EXPECT_EQ(test, env->feed_calls, 2U);	/* x again, not y */
+	KUNIT_EXPECT_EQ(test, env->nr_fed, 0U);
+
+	t_put(test, env, A);
+	KUNIT_EXPECT_EQ(test, env->feed_calls, 4U);	/* x fed, y no room */
+	KUNIT_ASSERT_EQ(test, env->nr_fed, 1U);
+	KUNIT_EXPECT_PTR_EQ(test, env->fed[0], x);
+	KUNIT_EXPECT_EQ(test, env->fed_id[0], (unsigned int)B);
+	KUNIT_EXPECT_TRUE(test, rs_defer_pending(&env->rs));
+
+	t_put(test, env, B);
+	KUNIT_EXPECT_EQ(test, env->feed_calls, 5U);
+	KUNIT_ASSERT_EQ(test, env->nr_fed, 2U);
+	KUNIT_EXPECT_PTR_EQ(test, env->fed[1], y);
+	KUNIT_EXPECT_EQ(test, env->fed_id[1], (unsigned int)C);
+	KUNIT_EXPECT_FALSE(test, rs_defer_pending(&env->rs));
+
+	t_put(test, env, C);
+	KUNIT_EXPECT_EQ(test, env->feed_calls, 5U);	/* nothing waits: no feed */
+	KUNIT_EXPECT_EQ(test, t_stat(env, RS_STAT_DEFERRED), 2ULL);
+	KUNIT_EXPECT_EQ(test, env->errors, 0U);
+}
+
+/*
+ * The last operation in flight ends while the feed holds the only deferred
+ * bio (taken off the list, found no room, not back yet): it must still be
+ * fed, or it waits for an operation that never comes. The feed puts the
+ * holder itself at that moment, which is what another CPU may do.
+ */
+static void rs_op_feed_end_during_feed(struct kunit *test)
+{
+	enum { A, B };
+	struct t_env *env = t_env_new(test, 4, 8, 4);
+	struct bio *x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, x);
+	env->feed_units = 4;
+	t_new(test, env, 4, A);
+	env->put_in_feed = A;
+	rs_defer_bio(&env->rs, x);
+	t_settle(env);
+	KUNIT_EXPECT_EQ(test, env->state[A], T_PUT);
+	t_expect_usage(test, env, env->nr_fed ? 4 : 0, 4);
+	KUNIT_EXPECT_EQ_MSG(test, env->nr_fed, 1U, "the deferred bio was not fed again");
+	KUNIT_EXPECT_FALSE(test, rs_defer_pending(&env->rs));
+	if (env->nr_fed)
+		t_put(test, env, B);
+}
+
+static int rs_op_suite_init(struct kunit_suite *suite)
+{
+	return rs_op_module_init(sizeof(struct t_op));
+}
+
+static void rs_op_suite_exit(struct kunit_suite *suite)
+{
+	rs_op_module_exit();
+}
+
+static struct kunit_case rs_op_cases[] = {
+	KUNIT_CASE(rs_op_sizes),
+	KUNIT_CASE(rs_op_cache_cap),
+	KUNIT_CASE(rs_op_lock_fifo),
+	KUNIT_CASE(rs_op_lock_multi_stripe),
+	KUNIT_CASE(rs_op_lock_progress),
+	KUNIT_CASE(rs_op_pages_and_reserve),
+	KUNIT_CASE(rs_op_defer_feed),
+	KUNIT_CASE(rs_op_feed_end_during_feed),
+	{}
+};
+
+static struct kunit_suite rs_op_suite = {
+	.name = "rainssd-op",
+	.suite_init = rs_op_suite_init,
+	.suite_exit = rs_op_suite_exit,
+	.test_cases = rs_op_cases,
+};
+
+kunit_test_suites(&rs_op_suite);
