@@ -53,6 +53,19 @@ t_status_field() {
 	dmsetup status "$1" | awk -v i="$2" '{print $(4 + i)}'
 }
 
+# t_opstat <name> <field>: one of the operation layer's status fields, which
+# 1.3.0 appends after the member words: stripe_cache_used stripe_cache
+# stripe_cache_peak ops replans deferred reserve emergency.
+t_opstat() {
+	local i=0 f
+	for f in stripe_cache_used stripe_cache stripe_cache_peak ops replans deferred reserve emergency; do
+		[ "$f" = "$2" ] && break
+		i=$((i + 1))
+	done
+	[ $i -lt 8 ] || fail "t_opstat: no field $2"
+	dmsetup status "$1" | awk -v k=$((7 - i)) '{print $(NF - k)}'
+}
+
 # t_parity: run the parity checker over T_DEVS; fails the case on bad stripes.
 t_parity() {
 	"$CHECK" --length "$T_LEN" "$T_CHUNK" "${T_DEVS[@]}" | tail -1 || fail "parity check failed"

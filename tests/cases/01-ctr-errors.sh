@@ -44,7 +44,10 @@ try "Invalid probe_ms" "0 $len rainssd 128 4 ${d[*]} 2 probe_ms 60001"
 try "Invalid recon_load_pct" "0 $len rainssd 128 4 ${d[*]} 2 recon_load_pct 1001"
 try "Optional argument given twice" "0 $len rainssd 128 4 ${d[*]} 4 policy rcw policy rmw"
 try "Invalid number of optional arguments" "0 $len rainssd 128 4 ${d[*]} 9 policy rmw"
-try "Invalid number of optional arguments" "0 $len rainssd 128 4 ${d[*]} 18 policy rmw"
+try "Invalid number of optional arguments" "0 $len rainssd 128 4 ${d[*]} 20 policy rmw"
+try "Invalid stripe_cache" "0 $len rainssd 128 4 ${d[*]} 2 stripe_cache 63"
+try "this geometry needs 64 to 32768 entries" "0 $len rainssd 128 4 ${d[*]} 2 stripe_cache 63"
+try "Invalid stripe_cache" "0 $len rainssd 128 4 ${d[*]} 2 stripe_cache 32769"
 try "Too many arguments" "0 $len rainssd 128 4 ${d[*]} 2 policy rmw extra"
 "$CHANNELS" destroy --prefix rsx
 # Members smaller than the data offset plus one chunk.

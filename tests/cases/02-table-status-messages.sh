@@ -18,13 +18,16 @@ dmsetup reload rs0 --table "$got" && dmsetup resume rs0 || fail "reload of the p
 st=$(dmsetup status rs0)
 note "status: $st"
 set -- $st
-# 3 words of dmsetup, 12 basic, read_policy, 5 counters, rebuild_us, one word per member
-[ $# -eq 26 ] || fail "status has $# words, want 26"
-[ "$4" = 1.2.0 ] && [ "$5" = 4 ] && [ "$6" = AAAA ] && [ "${15}" = rcw ] && [ "${16}" = direct ] &&
+# 3 words of dmsetup, 12 basic, read_policy, 5 counters, rebuild_us, one
+# word per member, then the operation layer's 8 (1.3.0)
+[ $# -eq 34 ] || fail "status has $# words, want 34"
+[ "$4" = 1.3.0 ] && [ "$5" = 4 ] && [ "$6" = AAAA ] && [ "${15}" = rcw ] && [ "${16}" = direct ] &&
 	[ "${22}" = 0 ] || fail "status fields"
-for w in "${@:23}"; do
+for w in "${@:23:4}"; do
 	[[ $w =~ ^([0-9]+:){9}[0-9]+$ ]] || fail "member word '$w'"
 done
+# No I/O yet: no stripe-cache entry in use, the default cache of 256 entries.
+[ "${27}" = 0 ] && [ "${28}" = 256 ] || fail "stripe cache fields: ${27} ${28}"
 
 dmsetup message rs0 0 policy rmw || fail "policy rmw"
 [ "$(t_status_field rs0 11)" = rmw ] || fail "policy not switched"
@@ -36,13 +39,15 @@ dmsetup message rs0 0 policy count
 # fixed order, and a table carrying all of them loads and round-trips.
 dmsetup message rs0 0 policy adaptive
 dmsetup message rs0 0 read_policy adaptive
+dmsetup message rs0 0 stripe_cache 512
+[ "$(t_opstat rs0 stripe_cache)" = 512 ] || fail "stripe_cache not in status"
 dmsetup message rs0 0 ewma_weight 32
 dmsetup message rs0 0 freq_window 64
 dmsetup message rs0 0 stall_factor 0
 dmsetup message rs0 0 xor_ns 0
 dmsetup message rs0 0 probe_ms 250
 dmsetup message rs0 0 recon_load_pct 0
-full="$base 16 policy adaptive read_policy adaptive ewma_weight 32 freq_window 64 stall_factor 0 xor_ns 0 probe_ms 250 recon_load_pct 0"
+full="$base 18 policy adaptive read_policy adaptive stripe_cache 512 ewma_weight 32 freq_window 64 stall_factor 0 xor_ns 0 probe_ms 250 recon_load_pct 0"
 [ "$(dmsetup table rs0)" = "$full" ] || fail "table after messages: $(dmsetup table rs0)"
 [ "$(t_status_field rs0 12)" = adaptive ] || fail "read_policy not shown in status"
 dmsetup message rs0 0 freq_window 128   # the default again: not shown
@@ -55,7 +60,8 @@ dmsetup message rs0 0 read_policy reconstruct || fail "read_policy reconstruct"
 
 for bad in "policy" "policy fastest" "read_policy count" "fail" "fail 4" "fail -1" "fail x" \
 	"frobnicate" "fail 1 2" "ewma_weight 0" "ewma_weight" "probe_ms x" "stats_reset now" \
-	"xor_ns 99999999" "recon_load_pct 1001"; do
+	"xor_ns 99999999" "recon_load_pct 1001" "stripe_cache 63" "stripe_cache 32769" \
+	"stripe_cache x"; do
 	if dmsetup message rs0 0 $bad 2>/dev/null; then fail "message accepted: $bad"; fi
 done
 note "bad messages refused"
@@ -76,9 +82,13 @@ for i in 7 8 9 10 11 12 13 14 17 18 19 20 21; do
 	[ "${!i}" = 0 ] || fail "counter $i is ${!i} after stats_reset: $st"
 done
 [ "${22}" -gt 0 ] || fail "stats_reset cleared the rebuild cost estimate: $st"
-for w in "${@:23}"; do
+for w in "${@:23:4}"; do
 	IFS=: read -r _ _ _ _ _ _ pre rec byp stl <<<"$w"
 	[ "$pre$rec$byp$stl" = 0000 ] || fail "member counters after stats_reset: $w"
+done
+# The operation layer's: nothing in use, the peak and the counters zeroed.
+for i in 27 29 30 31 32 33 34; do
+	[ "${!i}" = 0 ] || fail "operation-layer field $i is ${!i} after stats_reset: $st"
 done
 note "stats_reset: $st"
 

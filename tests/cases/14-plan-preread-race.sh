@@ -69,7 +69,7 @@ for policy in count rmw rcw; do
 	fi
 	note "policy $policy: verified (rmw $(t_status_field rsr 6), rcw $(t_status_field rsr 7)," \
 		"degraded $(t_status_field rsr 8), held in the window" \
-		"$(( 1000000 - $(cat $fi/delay_preread/times) )))"
+		"$(( 1000000 - $(cat $fi/delay_preread/times) )), replans $(t_opstat rsr replans))"
 done
 
 # Rebuilt reads: the failure lands while reads sit between plan and pre-read.
@@ -84,7 +84,8 @@ pid=$!
 sleep 4
 dmsetup message rsr 0 fail 2 || fail "fail message"
 if wait $pid; then
-	note "read_policy reconstruct: verified ($(t_status_field rsr 10) reads rebuilt)"
+	note "read_policy reconstruct: verified ($(t_status_field rsr 10) reads rebuilt," \
+		"replans $(t_opstat rsr replans))"
 else
 	grep -m1 verify: /tmp/fio-race.out | sed 's/^/    # /'
 	failed+=("read_policy reconstruct: fio verify after a failure inside the plan/pre-read window")
