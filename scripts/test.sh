@@ -5,9 +5,10 @@
 # KUnit suites and every integration case in a 6.12 VM and a smoke subset on
 # the stock kernel. Ends with `N passed, N failed`; exits non-zero on failure.
 #
-# Environment: CASES=<glob> runs only matching cases; STOCK=0 skips the stock
-# kernel run; RAINSSD_KVARIANT=kasan runs on the KASAN build of the test
-# kernel (make test-kasan).
+# Environment: CASES=<glob> runs only matching cases (and skips the
+# memory-pressure VM unless MEMVM=1); STOCK=0 skips the stock kernel run;
+# RAINSSD_KVARIANT=kasan runs on the KASAN build of the test kernel (make
+# test-kasan).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$REPO"
@@ -42,8 +43,26 @@ make -s -C userspace-tools >/dev/null || die "tools build failed"
 export KSRC
 log "running KUnit and the integration cases in the 6.12${KVARIANT:+ $KVARIANT} test VM"
 bash scripts/vm-run.sh --kernel test -- env KSRC="$KSRC" bash tests/run-in-vm.sh \
-	"$mod612" "${CASES:-*}" 2>&1 | tr -d '\r' | tee "$results/$vmname.log" | grep -E '^(ok|not ok) |^    '
+	"$mod612" "${CASES:-[0-9]*}" 2>&1 | tr -d '\r' | tee "$results/$vmname.log" | grep -E '^(ok|not ok) |^    '
 grep -q RUNNER-DONE "$results/$vmname.log" || echo "not ok - $vmname:runner-completed"
+
+if [ -z "${CASES:-}" ] || [ "${MEMVM:-0}" = 1 ]; then
+	log "the memory-pressure case in a 512 MiB VM, members on four virtio-blk disks"
+	memdir=$RAINSSD_CACHE/memdisks
+	mkdir -p "$memdir"
+	disks=()
+	for i in 0 1 2 3; do
+		rm -f "$memdir/d$i"
+		truncate -s 320M "$memdir/d$i"
+		disks+=(--disk "$memdir/d$i")
+	done
+	bash scripts/vm-run.sh --kernel test --memory 512M "${disks[@]}" -- env KSRC="$KSRC" KUNIT=0 \
+		bash tests/run-in-vm.sh "$mod612" "mem-*" 2>&1 | tr -d '\r' |
+		tee "$results/$vmname-mem.log" | grep -E '^(ok|not ok) |^    ' |
+		sed -E 's/^(ok|not ok) - /\1 - mem:/'
+	grep -q RUNNER-DONE "$results/$vmname-mem.log" || echo "not ok - $vmname-mem:runner-completed"
+	rm -f "$memdir"/d[0-3]
+fi
 
 if [ "${STOCK:-1}" = 1 ]; then
 	log "running the smoke cases on the stock kernel ($(basename "$(stock_kernel)"))"

@@ -1,18 +1,20 @@
 #!/bin/bash
-# vm-run.sh [--kernel test|stock|<bzImage>] [--memory 4G] -- <command...>
+# vm-run.sh [--kernel test|stock|<bzImage>] [--memory 4G] [--disk FILE]... -- <command...>
 # Boot a kernel under QEMU/TCG with virtme-ng over the host's userspace and run
 # <command> inside; exits with the command's status. The repository is seen
-# at the same path inside the VM.
+# at the same path inside the VM; each --disk FILE is a virtio-blk disk
+# (/dev/vda, /dev/vdb, ... in order).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-kernel=test mem=4G
+kernel=test mem=4G disks=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=$2; shift 2 ;;
 	--memory) mem=$2; shift 2 ;;
+	--disk) disks+=(--disk "$2"); shift 2 ;;
 	--) shift; break ;;
-	-h|--help) sed -n '2,5p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,6p' "$0"; exit 0 ;;
 	*) break ;;
 	esac
 done
@@ -25,5 +27,5 @@ esac
 [ -f "$img" ] || die "kernel image not found: $img"
 cmd=$(printf '%q ' "$@")
 # null_blk's default device is not wanted: channels are made through configfs.
-exec vng -r "$img" --disable-kvm --force-9p --cpus 2 --memory "$mem" \
+exec vng -r "$img" --disable-kvm --force-9p --cpus 2 --memory "$mem" "${disks[@]}" \
 	--append "null_blk.nr_devices=0" --exec "cd $(printf %q "$PWD") && $cmd"
