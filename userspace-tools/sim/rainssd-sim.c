@@ -3,10 +3,12 @@
  * rainssd-sim: a discrete-event simulator of a rainssd volume on emulated
  * channels, driving the module's own decision code.
  *
- * The policy unit (rainssd-policy.c), the load signals (rainssd-load.c) and
- * the geometry (rainssd-geometry.c) are compiled in unchanged, over a small
- * kernel shim (kshim/). Around them this file models what scripts/bench
- * builds in the VM and what rainssd-io.c does with it:
+ * The policy unit (rainssd-policy.c), the stripe shape (rainssd-shape.c:
+ * which rows each parity method pre-reads and writes), the load signals
+ * (rainssd-load.c) and the geometry (rainssd-geometry.c) are compiled in
+ * unchanged, over a small kernel shim (kshim/). Around them this file models
+ * what scripts/bench builds in the VM and what the engine (rainssd-raid5.c)
+ * does with it:
  *
  *  - each member is a channel serving at most `qd` requests at a time, each
  *    for a fixed service time (null_blk irqmode=2 completion_nsec), with a
@@ -20,7 +22,8 @@
  *    offsets (fio rate_process=poisson); reads are split at chunks and
  *    writes at stripes, as dm splits them;
  *  - a write takes its stripe (FIFO per stripe), asks rs_plan_write() for
- *    the method, issues its pre-reads, then its data and parity writes; a
+ *    the method, issues the pre-reads rs_shape_reads() names for it, then
+ *    the data and parity writes of rs_shape_writes(); a
  *    read is direct or, as rs_plan_read() or the read policy says, rebuilt
  *    from the other members under the stripe lock.
  *
@@ -38,6 +41,7 @@
 #include "rainssd-geometry.h"
 #include "rainssd-load.h"
 #include "rainssd-policy.h"
+#include "rainssd-shape.h"
 
 u64 kshim_now_ns;
 
@@ -514,7 +518,8 @@ static void op_plan_write(struct op *op)
 	struct rs_stripe_shape *s = &op->shape;
 	struct rs_write_choice c;
 	struct rs_load_snap *ls = NULL;
-	unsigned int m;
+	struct rs_range r[RS_SHAPE_MAX_RANGES];
+	unsigned int m, i, nr;
 
 	if (cfg.policy == RS_POLICY_ADAPTIVE) {
 		rs_load_snapshot(&load, 0, &snap);
@@ -527,21 +532,12 @@ static void op_plan_write(struct op *op)
 		stat_inc(c.mode == RS_WRITE_RMW ? ST_RMW_ADJ : ST_RCW_ADJ);
 	stat_inc(op->mode == RS_WRITE_FULL ? ST_FULL : op->mode == RS_WRITE_RMW ? ST_RMW : ST_RCW);
 
+	/* the pre-reads of the chosen method, as rainssd-shape.c defines them */
 	op->pending = 1;	/* held while issuing */
 	for (m = 0; m < s->n; m++) {
-		if (op->mode == RS_WRITE_RMW) {
-			if (m == s->parity)
-				member_io(op, m, false, s->rows.start, s->rows.end);
-			else
-				member_io(op, m, false, s->w[m].start, s->w[m].end);
-		} else if (op->mode == RS_WRITE_RCW && m != s->parity) {
-			if (!rs_range_len(&s->w[m])) {
-				member_io(op, m, false, s->rows.start, s->rows.end);
-			} else {
-				member_io(op, m, false, s->rows.start, s->w[m].start);
-				member_io(op, m, false, s->w[m].end, s->rows.end);
-			}
-		}
+		nr = rs_shape_reads(s, op->mode, m, r);
+		for (i = 0; i < nr; i++)
+			member_io(op, m, false, r[i].start, r[i].end);
 	}
 }
 
@@ -553,10 +549,9 @@ static void op_issue_writes(struct op *op)
 	op->writing = true;
 	op->pending = 1;
 	for (m = 0; m < s->n; m++) {
-		if (m == s->parity)
-			member_io(op, m, true, s->rows.start, s->rows.end);
-		else
-			member_io(op, m, true, s->w[m].start, s->w[m].end);
+		struct rs_range w = rs_shape_writes(s, op->mode, m);
+
+		member_io(op, m, true, w.start, w.end);
 	}
 }
 
@@ -592,7 +587,7 @@ static void op_put(struct op *op)
 		u64 cost = (u64)(cfg.rebuild_us * 1000.0);
 
 		stat_inc(ST_RECON);
-		/* as rainssd-io.c: what the rebuild cost beyond its reads */
+		/* as rainssd-raid5.c: what the rebuild cost beyond its reads */
 		rs_load_rebuilt(&load, cost);
 		if (cost) {
 			ev_push(kshim_now_ns + cost, EV_REBUILT, 0, op);
@@ -688,16 +683,10 @@ static void user_write(void)
 
 		rs_map(&geom, start, &loc);
 		op = op_new(u, OP_WRITE, loc.stripe);
-		rs_shape_init(&op->shape, &geom, loc.stripe, RS_NO_MEMBER);
+		/* this stripe's part of the write, as the engine shapes it */
+		rs_shape_from_range(&op->shape, &geom, loc.stripe, RS_NO_MEMBER, start, end);
 		stripe_end = (loc.stripe + 1) * geom.stripe_data;
-		while (start < end && start < stripe_end) {
-			unsigned int n;
-
-			rs_map(&geom, start, &loc);
-			n = min_t(sector_t, end - start, geom.chunk - loc.row);
-			rs_shape_add_write(&op->shape, loc.member, loc.row, loc.row + n);
-			start += n;
-		}
+		start = min_t(sector_t, end, stripe_end);
 		op_start(op);
 	}
 	ureq_done(u);

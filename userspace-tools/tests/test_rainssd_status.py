@@ -14,6 +14,13 @@ V11 = ("0 819200 rainssd 1.1.0 3 ADA 10 20 1 2 3 4 5 6 adaptive reconstruct 7 8 
 V10 = "0 1024 rainssd 1.0.0 4 AAAA 1 2 3 4 5 6 7 8 count"
 V12 = ("0 819200 rainssd 1.2.0 3 AAA 10 20 1 2 3 4 5 6 adaptive adaptive 7 8 9 11 12 480 "
        "1:2:300:400:50:0:13:14:15:16 0:0:0:0:0:0:0:0:0:0 3:1:30:40:5:7:17:18:19:20")
+# 1.3.0: 1.2.0 plus, after the member words, stripe_cache_used stripe_cache
+# stripe_cache_peak ops replans deferred_bios reserve_ops emergency_steps.
+V13 = ("0 819200 rainssd 1.3.0 3 ADA 10 20 1 2 3 4 5 6 adaptive direct 7 8 9 11 12 480 "
+       "1:2:300:400:50:0:13:14:15:16 0:0:0:0:0:0:0:0:0:0 3:1:30:40:5:7:17:18:19:20 "
+       "12 256 40 1500 3 17 2 1")
+TAIL = ["stripe_cache_used", "stripe_cache", "stripe_cache_peak", "ops", "replans",
+        "deferred_bios", "reserve_ops", "emergency_steps"]
 
 
 def run(*args, stdin=None):
@@ -55,6 +62,39 @@ class StatusTool(unittest.TestCase):
         self.assertIn("rebuild_us", out)
         self.assertIn("480", out)
 
+    def test_v13_cache_and_ops(self):
+        rc, out, err = run("--json", "--line", V13)
+        self.assertEqual(rc, 0, err)
+        s = json.loads(out)["segments"][0]
+        self.assertEqual((s["version"], s["health"], s["read_policy"], s["probes"],
+                          s["rebuild_us"]), ("1.3.0", "ADA", "direct", 12, 480))
+        self.assertEqual([s[k] for k in TAIL], [12, 256, 40, 1500, 3, 17, 2, 1])
+        m = s["member"]
+        self.assertEqual([x["state"] for x in m], ["alive", "dead", "alive"])
+        self.assertEqual([x["t_read_us"] for x in m], [300, 0, 30])
+        self.assertEqual(m[2]["stalls"], 20)
+        rc, out, err = run("--line", V13)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("stripe cache:", out)
+        line = [l for l in out.splitlines() if "stripe cache:" in l][0]
+        self.assertTrue(line.rstrip().endswith("12/256 (peak 40)"), line)
+        counters = {l.split()[0]: l.split()[1] for l in out.splitlines()
+                    if l.split() and l.split()[0] in TAIL}
+        self.assertEqual(counters, {"ops": "1500", "replans": "3", "deferred_bios": "17",
+                                    "reserve_ops": "2", "emergency_steps": "1"})
+
+    def test_v12_has_no_cache_fields(self):
+        rc, out, err = run("--json", "--line", V12)
+        self.assertEqual(rc, 0, err)
+        s = json.loads(out)["segments"][0]
+        for k in TAIL:
+            self.assertNotIn(k, s)
+        self.assertEqual(len(s["member"]), 3)
+        rc, out, _ = run("--line", V12)
+        self.assertEqual(rc, 0)
+        self.assertNotIn("stripe cache", out)
+        self.assertNotIn("emergency_steps", out)
+
     def test_v10_line_and_stdin(self):
         rc, out, err = run("--json", "--line", "-", stdin=V10 + "\n")
         self.assertEqual(rc, 0, err)
@@ -87,6 +127,10 @@ class StatusTool(unittest.TestCase):
             V12.replace(" 0:0:0:0:0:0:0:0:0:0", ""),                 # 1.2.0, a member word missing
             V12.replace(" 480 ", " 480 481 "),                      # one word too many
             V12.replace(" 480 ", " x "),                            # rebuild_us not a number
+            V13.rsplit(" ", 1)[0],                                  # 1.3.0, a tail word missing
+            V13 + " 9",                                             # 1.3.0, one word too many
+            V13.replace(" 256 40 ", " 256 x "),                      # stripe_cache_peak not a number
+            V13.replace(" 0:0:0:0:0:0:0:0:0:0", ""),                 # 1.3.0, a member word missing
             "",
         ]
         for line in bad:
