@@ -1,20 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dm-rainssd optional arguments: the table line's <key> <value> pairs, the
- * messages of the same names, and the table status that prints them back.
- * Everything here runs in process context (constructor, message, status);
- * values are published with WRITE_ONCE and read by the I/O path with
- * READ_ONCE.
+ * dm-rainssd optional arguments: the table line's words after the members
+ * (<key> <value> pairs, and the flag nosync), the messages of the same
+ * names, and the table status that prints them back. Everything here runs
+ * in process context (constructor, message, status); values are published
+ * with WRITE_ONCE and read by the I/O path with READ_ONCE.
  */
 #include <linux/kernel.h>
 #include <linux/string.h>
 
 #include "rainssd.h"
 
-/* The numeric tunables of the decisions: struct rs_tunables fields. */
-struct rs_tunable_desc {
+/*
+ * The numeric options: fields of struct rs_tunables (the decisions) or of
+ * struct rainssd (the target), unsigned int each.
+ */
+struct rs_num_desc {
 	const char *name;
-	size_t offset;			/* in struct rs_tunables */
+	bool target;			/* a struct rainssd field, else struct rs_tunables */
+	size_t offset;
 	unsigned int min, max, def;
 	char *error;			/* for ti->error */
 };
@@ -24,26 +28,50 @@ struct rs_tunable_desc {
 	.max = hi, .def = d, .error = "Invalid " #f ": need " #lo " to " #hi	\
 }
 
-static const struct rs_tunable_desc rs_tunable_descs[] = {
+#define RS_TARGET_NUM(f, lo, hi, d) {						\
+	.name = #f, .target = true, .offset = offsetof(struct rainssd, f),	\
+	.min = lo, .max = hi, .def = d,						\
+	.error = "Invalid " #f ": need " #lo " to " #hi				\
+}
+
+static const struct rs_num_desc rs_num_descs[] = {
 	RS_TUNABLE(ewma_weight, 1, 1024, RS_DEF_EWMA_WEIGHT),
 	RS_TUNABLE(freq_window, 1, 65536, RS_DEF_FREQ_WINDOW),
 	RS_TUNABLE(stall_factor, 0, 1000, RS_DEF_STALL_FACTOR),
 	RS_TUNABLE(xor_ns, 0, 10000000, RS_DEF_XOR_NS),
 	RS_TUNABLE(probe_ms, 0, 60000, RS_DEF_PROBE_MS),
 	RS_TUNABLE(recon_load_pct, 0, 1000, RS_DEF_RECON_LOAD_PCT),
+	RS_TARGET_NUM(min_recovery_rate, 0, 2000000000, RS_DEF_MIN_RECOVERY_RATE),
+	RS_TARGET_NUM(max_recovery_rate, 0, 2000000000, RS_DEF_MAX_RECOVERY_RATE),
+	RS_TARGET_NUM(max_corr_read_errors, 0, 1000000, RS_DEF_MAX_CORR_READ_ERRORS),
 };
 
-static unsigned int *rs_tunable(struct rs_tunables *t, const struct rs_tunable_desc *d)
+static unsigned int *rs_num(struct rainssd *rs, const struct rs_num_desc *d)
 {
-	return (unsigned int *)((char *)t + d->offset);
+	char *base = d->target ? (char *)rs : (char *)&rs->tun;
+
+	return (unsigned int *)(base + d->offset);
 }
 
 /* Options, in the order the table status prints them. */
-#define RS_OPT_POLICY		0
-#define RS_OPT_READ_POLICY	1
-#define RS_OPT_STRIPE_CACHE	2
-#define RS_OPT_TUNABLES		3
-#define RS_NR_OPTS		(RS_OPT_TUNABLES + ARRAY_SIZE(rs_tunable_descs))
+enum {
+	RS_OPT_POLICY,
+	RS_OPT_READ_POLICY,
+	RS_OPT_STRIPE_CACHE,
+	RS_OPT_REBUILD,
+	RS_OPT_NOSYNC,
+	RS_OPT_NUMS,
+};
+
+#define RS_NR_OPTS		(RS_OPT_NUMS + ARRAY_SIZE(rs_num_descs))
+
+static const char * const rs_opt_names[RS_OPT_NUMS] = {
+	[RS_OPT_POLICY] = "policy",
+	[RS_OPT_READ_POLICY] = "read_policy",
+	[RS_OPT_STRIPE_CACHE] = "stripe_cache",
+	[RS_OPT_REBUILD] = "rebuild",
+	[RS_OPT_NOSYNC] = "nosync",
+};
 
 /* The default stripe cache: md's 256 entries, and room for two of the largest operations. */
 static unsigned int rs_stripe_cache_def(const struct rs_geom *g)
@@ -53,10 +81,17 @@ static unsigned int rs_stripe_cache_def(const struct rs_geom *g)
 
 void rs_args_default(struct rainssd *rs)
 {
+	unsigned int i;
+
 	rs->policy = RS_POLICY_COUNT;
 	rs->read_policy = RS_READ_DIRECT;
 	rs->stripe_cache = rs_stripe_cache_def(&rs->geom);
+	rs->rebuild_arg = RS_NO_MEMBER;
+	rs->nosync = false;
 	rs_tunables_default(&rs->tun);
+	for (i = 0; i < ARRAY_SIZE(rs_num_descs); i++)
+		if (rs_num_descs[i].target)
+			*rs_num(rs, &rs_num_descs[i]) = rs_num_descs[i].def;
 }
 
 /* The option called @key, or -EINVAL. */
@@ -64,15 +99,12 @@ int rs_opt_index(const char *key)
 {
 	unsigned int i;
 
-	if (!strcasecmp(key, "policy"))
-		return RS_OPT_POLICY;
-	if (!strcasecmp(key, "read_policy"))
-		return RS_OPT_READ_POLICY;
-	if (!strcasecmp(key, "stripe_cache"))
-		return RS_OPT_STRIPE_CACHE;
-	for (i = 0; i < ARRAY_SIZE(rs_tunable_descs); i++)
-		if (!strcasecmp(key, rs_tunable_descs[i].name))
-			return RS_OPT_TUNABLES + i;
+	for (i = 0; i < RS_OPT_NUMS; i++)
+		if (!strcasecmp(key, rs_opt_names[i]))
+			return i;
+	for (i = 0; i < ARRAY_SIZE(rs_num_descs); i++)
+		if (!strcasecmp(key, rs_num_descs[i].name))
+			return RS_OPT_NUMS + i;
 	return -EINVAL;
 }
 
@@ -96,11 +128,12 @@ static int rs_set_stripe_cache(struct rainssd *rs, const char *val, char **error
 
 /*
  * Set option @opt (an rs_opt_index()) to @val; shared by the table line and
- * the messages. On a bad value returns -EINVAL with *@error set.
+ * the messages (@in_table: the table line). On a bad value returns -EINVAL
+ * with *@error set.
  */
-int rs_set_option(struct rainssd *rs, int opt, const char *val, char **error)
+int rs_set_option(struct rainssd *rs, int opt, const char *val, bool in_table, char **error)
 {
-	const struct rs_tunable_desc *d;
+	const struct rs_num_desc *d;
 	enum rs_read_policy rp;
 	enum rs_policy p;
 	unsigned int v;
@@ -122,29 +155,54 @@ int rs_set_option(struct rainssd *rs, int opt, const char *val, char **error)
 		return 0;
 	case RS_OPT_STRIPE_CACHE:
 		return rs_set_stripe_cache(rs, val, error);
+	case RS_OPT_REBUILD:
+		if (!in_table) {
+			*error = "rebuild is a table argument: reload the table with rebuild <idx>";
+			return -EINVAL;
+		}
+		if (kstrtouint(val, 10, &v) || v >= rs->geom.n) {
+			*error = "Invalid rebuild: need a member index 0 to #devs - 1";
+			return -EINVAL;
+		}
+		rs->rebuild_arg = v;
+		return 0;
+	case RS_OPT_NOSYNC:
+		*error = "nosync is a table argument";
+		return -EINVAL;
 	}
-	d = &rs_tunable_descs[opt - RS_OPT_TUNABLES];
+	d = &rs_num_descs[opt - RS_OPT_NUMS];
 	if (kstrtouint(val, 10, &v) || v < d->min || v > d->max) {
 		*error = d->error;
 		return -EINVAL;
 	}
-	WRITE_ONCE(*rs_tunable(&rs->tun, d), v);
+	/* The table's pair is checked once both are read (rs_parse_opt_args). */
+	if (!in_table &&
+	    ((!strcmp(d->name, "min_recovery_rate") && v > READ_ONCE(rs->max_recovery_rate)) ||
+	     (!strcmp(d->name, "max_recovery_rate") && v < READ_ONCE(rs->min_recovery_rate)))) {
+		*error = "min_recovery_rate must not exceed max_recovery_rate";
+		return -EINVAL;
+	}
+	WRITE_ONCE(*rs_num(rs, d), v);
 	return 0;
 }
 
 /*
- * Optional arguments, <key> <value> pairs in any order, each key at most once
- * (docs/rainssd.rst):
+ * Optional arguments, in any order, each at most once (docs/rainssd.rst):
  *   policy <count|rmw|rcw|adaptive>	parity-update decision (default count)
  *   read_policy <direct|adaptive|reconstruct>  read decision (default direct)
  *   stripe_cache <entries>		operations' buffers in flight, md's
  *					stripe_cache_size (default 256)
+ *   rebuild <idx>			rebuild member idx (a replacement)
+ *   nosync				a new volume's parity is taken as it is
  *   ewma_weight <1..1024>		service-time average window (16)
  *   freq_window <1..65536>		arrival-rate window in requests (128)
  *   stall_factor <0..1000>		stall threshold in service times (8; 0 off)
  *   xor_ns <0..10000000>		least t_xor of a reconstruct read (20000)
  *   probe_ms <0..60000>		refresh a bypassed member's estimates (100; 0 off)
  *   recon_load_pct <0..1000>		weight of the read model's load terms (100)
+ *   min_recovery_rate <KiB/s>		resync and rebuild speed floor per member (1000)
+ *   max_recovery_rate <KiB/s>		... and ceiling (200000)
+ *   max_corr_read_errors <n>		read errors a member may have (20)
  */
 int rs_parse_opt_args(struct rainssd *rs, struct dm_arg_set *as)
 {
@@ -162,12 +220,9 @@ int rs_parse_opt_args(struct rainssd *rs, struct dm_arg_set *as)
 	r = dm_read_arg_group(&opt_count, as, &argc, &ti->error);
 	if (r)
 		return r;
-	if (argc % 2) {
-		ti->error = "Optional arguments come in <key> <value> pairs";
-		return -EINVAL;
-	}
-	for (; argc; argc -= 2) {
+	while (argc) {
 		word = dm_shift_arg(as);
+		argc--;
 		opt = rs_opt_index(word);
 		if (opt < 0) {
 			ti->error = "Unknown optional argument";
@@ -177,7 +232,16 @@ int rs_parse_opt_args(struct rainssd *rs, struct dm_arg_set *as)
 			ti->error = "Optional argument given twice";
 			return -EINVAL;
 		}
-		r = rs_set_option(rs, opt, dm_shift_arg(as), &ti->error);
+		if (opt == RS_OPT_NOSYNC) {
+			rs->nosync = true;
+			continue;
+		}
+		if (!argc) {
+			ti->error = "Optional argument without its value";
+			return -EINVAL;
+		}
+		argc--;
+		r = rs_set_option(rs, opt, dm_shift_arg(as), true, &ti->error);
 		if (r)
 			return r;
 	}
@@ -185,13 +249,17 @@ int rs_parse_opt_args(struct rainssd *rs, struct dm_arg_set *as)
 		ti->error = "Too many arguments";
 		return -EINVAL;
 	}
+	if (rs->min_recovery_rate > rs->max_recovery_rate) {
+		ti->error = "min_recovery_rate must not exceed max_recovery_rate";
+		return -EINVAL;
+	}
 	return 0;
 }
 
-/* Whether option @opt differs from its default (and so is printed). */
+/* Whether option @opt is printed: it differs from its default, or is in force. */
 static bool rs_opt_set(struct rainssd *rs, unsigned int opt)
 {
-	const struct rs_tunable_desc *d;
+	const struct rs_num_desc *d;
 
 	switch (opt) {
 	case RS_OPT_POLICY:
@@ -200,9 +268,14 @@ static bool rs_opt_set(struct rainssd *rs, unsigned int opt)
 		return READ_ONCE(rs->read_policy) != RS_READ_DIRECT;
 	case RS_OPT_STRIPE_CACHE:
 		return READ_ONCE(rs->stripe_cache) != rs_stripe_cache_def(&rs->geom);
+	case RS_OPT_REBUILD:
+		/* While a member is being rebuilt: a reload goes on from its checkpoint. */
+		return READ_ONCE(rs->rebuild_member) != RS_NO_MEMBER;
+	case RS_OPT_NOSYNC:
+		return rs->nosync;
 	}
-	d = &rs_tunable_descs[opt - RS_OPT_TUNABLES];
-	return READ_ONCE(*rs_tunable(&rs->tun, d)) != d->def;
+	d = &rs_num_descs[opt - RS_OPT_NUMS];
+	return READ_ONCE(*rs_num(rs, d)) != d->def;
 }
 
 /* The table status's optional arguments: those that differ from their defaults. */
@@ -210,9 +283,11 @@ void rs_emit_table_opts(struct rainssd *rs, char *result, unsigned int maxlen,
 			unsigned int *sz_ptr)
 {
 	unsigned int sz = *sz_ptr, opt, words = 0;
+	const struct rs_num_desc *d;
 
 	for (opt = 0; opt < RS_NR_OPTS; opt++)
-		words += rs_opt_set(rs, opt) ? 2 : 0;
+		if (rs_opt_set(rs, opt))
+			words += opt == RS_OPT_NOSYNC ? 1 : 2;
 	if (!words)
 		return;
 	DMEMIT(" %u", words);
@@ -229,12 +304,16 @@ void rs_emit_table_opts(struct rainssd *rs, char *result, unsigned int maxlen,
 		case RS_OPT_STRIPE_CACHE:
 			DMEMIT(" stripe_cache %u", READ_ONCE(rs->stripe_cache));
 			break;
-		default: {
-			const struct rs_tunable_desc *d = &rs_tunable_descs[opt - RS_OPT_TUNABLES];
-
-			DMEMIT(" %s %u", d->name, READ_ONCE(*rs_tunable(&rs->tun, d)));
+		case RS_OPT_REBUILD:
+			DMEMIT(" rebuild %u", READ_ONCE(rs->rebuild_member));
 			break;
-		}
+		case RS_OPT_NOSYNC:
+			DMEMIT(" nosync");
+			break;
+		default:
+			d = &rs_num_descs[opt - RS_OPT_NUMS];
+			DMEMIT(" %s %u", d->name, READ_ONCE(*rs_num(rs, d)));
+			break;
 		}
 	}
 	*sz_ptr = sz;

@@ -672,10 +672,12 @@ int rs_op_init(struct rainssd *rs, bool (*feed)(struct rainssd *rs, struct bio *
 
 	/*
 	 * A step has, per member, at most two ranges at each end stripe and
-	 * one contiguous range over the rest, each split every BIO_MAX_VECS
-	 * pages: 5 bios per member and one per BIO_MAX_VECS pages cover it.
+	 * one contiguous range over the rest (a user write), or one range per
+	 * stripe in all (a resync writing parity), each split every
+	 * BIO_MAX_VECS pages.
 	 */
-	ol->emergency_bios = 5 * g->n + DIV_ROUND_UP(ol->max_pages, BIO_MAX_VECS);
+	ol->emergency_bios = 5 * g->n + RS_OP_MAX_STRIPES +
+			     DIV_ROUND_UP(ol->max_pages, BIO_MAX_VECS);
 	r = bioset_init(&ol->bs, g->n, offsetof(struct rs_mbio, bio), BIOSET_NEED_BVECS);
 	if (r)
 		goto bad;

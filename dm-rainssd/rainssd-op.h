@@ -80,7 +80,9 @@ struct rs_op {
 	rs_op_fn run;			/* what runs once the stripes are ours */
 	rs_op_fn build;			/* builds the current step's member bios */
 	rs_op_fn next;			/* runs when the current step's bios are done */
-	struct list_head wait;		/* in the reserve's or the emergency set's waiters */
+	/* In the reserve's, the emergency set's or a metadata commit's waiters. */
+	struct list_head wait;
+	u64 token;			/* what a metadata commit waiter waits for */
 
 	/* The stripes [stripe, stripe + nr); the first nr_locked are ours. */
 	u64 stripe;

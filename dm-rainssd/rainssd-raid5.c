@@ -5,13 +5,22 @@
  * Buffers: stripe i of the operation (0 <= i < nr) holds rows rows(i) of
  * every member, member m's at pages base(i) + m * np(i) on. The first and
  * last stripe hold the rows their write recomputes; stripes between them are
- * full and hold whole chunks.
+ * full and hold whole chunks (as do every stripe of a sync operation).
+ *
+ * Which members an operation may not read in stripe s: the failed ones,
+ * the rebuilding one when s is at or above its checkpoint, and those whose
+ * read failed in this operation (op-local: a bad sector is not a dead
+ * member). It may not write the first two. More than one member it may not
+ * read in a stripe it has to rebuild or update: an I/O error, never a
+ * made-up byte. Parity of stripes at or above the initial resync's
+ * checkpoint was never made: nothing is rebuilt from it there.
  */
 #include <linux/highmem.h>
 #include <linux/timekeeping.h>
 
 #include "rainssd.h"
 #include "rainssd-fault.h"
+#include "rainssd-meta.h"
 #include "rainssd-raid5.h"
 #include "rainssd-xor.h"
 
@@ -23,10 +32,23 @@ struct rs_r5_end {
 	enum rs_why why;
 };
 
+enum rs_r5_kind {
+	RS_R5_WRITE,		/* a user write */
+	RS_R5_READ,		/* a user read rebuilt from the other members (or repaired) */
+	RS_R5_RESYNC,		/* parity made from the data (no user bio) */
+	RS_R5_REBUILD,		/* the rebuilding member's chunks made from the others */
+};
+
 struct rs_r5_op {
 	struct rs_op op;		/* first: the op layer allocates us */
-	bool read;			/* a user read rebuilt from the other members */
-	unsigned long dead;		/* the dead members the plan was made for */
+	enum rs_r5_kind kind;
+	/* What the plan was made for. */
+	unsigned long dead;		/* failed members */
+	unsigned int rb;		/* the rebuilding member, or RS_NO_MEMBER */
+	u64 rb_cp;			/* its checkpoint */
+	u64 resync_cp;			/* the initial resync's checkpoint */
+	unsigned long bad;		/* members whose read failed in this operation */
+	unsigned long skip;		/* members dead when its writes were built */
 	sector_t lstart, lend;		/* the logical sectors it serves */
 	struct rs_range rows[2];	/* rows buffered: first, last stripe */
 	unsigned int np[2];		/* buffer pages per member: first, last stripe */
@@ -35,9 +57,14 @@ struct rs_r5_op {
 	/* Reads. */
 	unsigned int member;		/* the member holding the data */
 	bool by_choice;			/* rebuilt by the read policy, not for a dead member */
-	bool direct;			/* another member is dead: read it where it is */
+	bool repair;			/* the member's read failed: write the rebuilt data back */
+	bool direct;			/* read it where it is */
 	u64 t_map;			/* mapped, ns */
 	u64 t_issue;			/* its member reads submitted, ns */
+
+	/* Sync operations. */
+	rs_r5_done_fn done;
+	void *done_ctx;
 };
 
 static struct rs_r5_op *to_r5(struct rs_op *op)
@@ -112,6 +139,35 @@ static unsigned int rs_r5_boff(const struct rs_r5_op *r5, unsigned int i, unsign
 	return (row - rs_r5_rows(r5, i).start) << SECTOR_SHIFT;
 }
 
+/* ---- which members a stripe can use ---- */
+
+/* Members that may not be read or written in stripe @i: failed, or being rebuilt there. */
+static unsigned long rs_r5_dead_of(const struct rs_r5_op *r5, unsigned int i)
+{
+	unsigned long d = r5->dead;
+
+	if (r5->rb != RS_NO_MEMBER && r5->op.stripe + i >= r5->rb_cp)
+		d |= BIT(r5->rb);
+	return d;
+}
+
+/* Members that may not be read in stripe @i. */
+static unsigned long rs_r5_unread_of(const struct rs_r5_op *r5, unsigned int i)
+{
+	return rs_r5_dead_of(r5, i) | r5->bad;
+}
+
+static unsigned int rs_one(unsigned long mask)
+{
+	return mask ? __ffs(mask) : RS_NO_MEMBER;
+}
+
+/* Whether stripe @i's parity was ever made (so that data can be rebuilt from it). */
+static bool rs_r5_synced(const struct rs_r5_op *r5, unsigned int i)
+{
+	return r5->op.stripe + i < r5->resync_cp;
+}
+
 /* Stripe @i's shape and mode; @tmp holds a full stripe's. */
 static const struct rs_stripe_shape *rs_r5_stripe(const struct rs_r5_op *r5, unsigned int i,
 						  struct rs_stripe_shape *tmp,
@@ -119,7 +175,7 @@ static const struct rs_stripe_shape *rs_r5_stripe(const struct rs_r5_op *r5, uns
 {
 	int e = rs_r5_end_of(r5, i);
 	const struct rs_geom *g = &r5->op.rs->geom;
-	unsigned int dead = r5->dead ? __ffs(r5->dead) : RS_NO_MEMBER;
+	unsigned int dead = rs_one(rs_r5_dead_of(r5, i));
 	u64 stripe = r5->op.stripe + i;
 
 	if (e >= 0) {
@@ -213,29 +269,48 @@ static void rs_r5_copy(struct rs_r5_op *r5, bool to_bio)
 
 /* ---- the end ---- */
 
+static void rs_r5_plan(struct rs_op *op);
+
+/*
+ * The end: a user bio's piece completes once the stripes are let go; a
+ * sync operation's owner hears of it before, so that its checkpoint moves
+ * while the stripes are still held.
+ */
 static void rs_r5_finish(struct rs_r5_op *r5, blk_status_t status)
 {
 	struct rainssd *rs = r5->op.rs;
 	struct bio *bio = r5->op.bio;
 
+	if (!bio)
+		r5->done(r5->done_ctx, status);
 	rs_op_put(&r5->op);
-	rs_bio_endio_piece(rs, bio, status);
+	if (bio)
+		rs_bio_endio_piece(rs, bio, status);
 }
 
-/* Members whose bio of the last step failed are failed (1.3.0: any error). */
-static void rs_r5_fail_members(struct rs_r5_op *r5)
+/*
+ * The last step's failed bios: a failed write fails its member; a failed
+ * read is a read error (rs_read_error: the member is failed once it has had
+ * too many) and the member is not read again in this operation.
+ */
+static void rs_r5_note_failures(struct rs_r5_op *r5, bool reads)
 {
 	struct rainssd *rs = r5->op.rs;
 	unsigned int m;
 
-	for_each_set_bit(m, &r5->op.failed, rs->geom.n)
-		rs_member_failed(rs, m);
+	for_each_set_bit(m, &r5->op.failed, rs->geom.n) {
+		if (!reads)
+			rs_member_failed(rs, m, "write error");
+		else if (!rs_read_error(rs, m))
+			__set_bit(m, &r5->bad);
+	}
 }
 
 /*
  * Whether the pre-reads can be used: every one completed, and no member
  * died since the plan (a dying member fails what it has in flight, and the
- * plan may have read around it or relied on it).
+ * plan may have read around it or relied on it). Otherwise the plan is
+ * made again, without the members that failed a read.
  */
 static bool rs_r5_reads_valid(struct rs_r5_op *r5)
 {
@@ -243,14 +318,12 @@ static bool rs_r5_reads_valid(struct rs_r5_op *r5)
 
 	if (!r5->op.failed && READ_ONCE(rs->dead_mask) == r5->dead)
 		return true;
-	rs_r5_fail_members(r5);
+	rs_r5_note_failures(r5, true);
 	rs_stat_inc(rs, RS_STAT_REPLANS);
 	return false;
 }
 
 /* ---- writes ---- */
-
-static void rs_r5_plan(struct rs_op *op);
 
 static void rs_r5_count(struct rainssd *rs, const struct rs_r5_end *e)
 {
@@ -278,9 +351,10 @@ static void rs_r5_build_prereads(struct rs_op *op)
 	for (e = 0; e < (op->nr > 1 ? 2 : 1); e++) {
 		const struct rs_r5_end *end = &r5->end[e];
 		unsigned int i = e ? op->nr - 1 : 0;
+		unsigned long unread = rs_r5_unread_of(r5, i);
 
 		for (m = 0; m < rs->geom.n; m++) {
-			if (test_bit(m, &r5->dead))
+			if (test_bit(m, &unread))
 				continue;
 			nr = rs_shape_reads(&end->shape, end->mode, m, r);
 			for (k = 0; k < nr; k++) {
@@ -294,13 +368,16 @@ static void rs_r5_build_prereads(struct rs_op *op)
 
 /*
  * The rows member @m writes in stripe @i: an end stripe's by its method, a
- * whole chunk in the stripes between (a dead member writes nothing).
+ * whole chunk in the stripes between; nothing where it is dead.
  */
 static struct rs_range rs_r5_write_rows(const struct rs_r5_op *r5, unsigned int i,
 					unsigned int m)
 {
 	int e = rs_r5_end_of(r5, i);
+	struct rs_range none = { 0, 0 };
 
+	if (test_bit(m, &r5->skip) || (rs_r5_dead_of(r5, i) & BIT(m)))
+		return none;
 	if (e >= 0)
 		return rs_shape_writes(&r5->end[e].shape, r5->end[e].mode, m);
 	return rs_r5_rows(r5, i);
@@ -316,10 +393,9 @@ static void rs_r5_build_writes(struct rs_op *op)
 	struct rs_range w;
 	unsigned int m, i, left;
 
+	/* Members that died since the plan: their rows are in the others' parity. */
+	r5->skip = READ_ONCE(rs->dead_mask);
 	for (m = 0; m < rs->geom.n; m++) {
-		/* Dead at the plan, or since: its rows are in the others' parity. */
-		if (test_bit(m, &r5->dead) || rs_member_dead(rs, m))
-			continue;
 		left = 0;
 		for (i = 0; i < op->nr; i++) {
 			w = rs_r5_write_rows(r5, i, m);
@@ -333,13 +409,28 @@ static void rs_r5_build_writes(struct rs_op *op)
 	}
 }
 
-static void rs_r5_written(struct rs_op *op)
+/*
+ * The writes are in. A write that skipped a failed member is acknowledged
+ * only once that member's failure is in the superblocks, so that no reload
+ * or reboot brings it back with the old data.
+ */
+static void rs_r5_ack(struct rs_op *op)
 {
 	struct rs_r5_op *r5 = to_r5(op);
 
-	/* A failed member write is held by the parity (or data) that landed. */
-	rs_r5_fail_members(r5);
 	rs_r5_finish(r5, rs_dead_count(op->rs) > 1 ? BLK_STS_IOERR : BLK_STS_OK);
+}
+
+static void rs_r5_written(struct rs_op *op)
+{
+	struct rs_r5_op *r5 = to_r5(op);
+	struct rainssd *rs = op->rs;
+
+	/* A failed member write is held by the parity (or data) that landed. */
+	rs_r5_note_failures(r5, false);
+	if (READ_ONCE(rs->dead_mask) && !rs_meta_wait_committed(rs->meta, op, rs_r5_ack))
+		return;
+	rs_r5_ack(op);
 }
 
 /* Before the user's data lands in the buffers: what needs the old contents. */
@@ -357,7 +448,7 @@ static void rs_r5_compute_old(struct rs_r5_op *r5, unsigned int i,
 					  true);
 		return;
 	case RS_WRITE_RECONSTRUCT:
-		/* The dead member's old rows, from every other member's. */
+		/* The unreadable member's old rows, from every other member's. */
 		others = GENMASK(n - 1, 0) & ~BIT(s->dead);
 		rs_r5_xor(r5, i, s->dead, others, s->rows.start, s->rows.end, false);
 		return;
@@ -418,18 +509,24 @@ static void rs_r5_compute(struct rs_op *op)
 	rs_batch_run(op, rs_r5_build_writes, rs_r5_written);
 }
 
-/* The parity method for end stripe @e, from the policy. */
-static void rs_r5_plan_end(struct rs_r5_op *r5, unsigned int e, unsigned int dead)
+/*
+ * The parity method for end stripe @e, from the policy, with @unread the
+ * one member it may not read there (or none). A member that is only
+ * unreadable, not dead, is still written: with it as the parity member the
+ * stripe goes by reconstruct-write, not by skipping the parity.
+ */
+static void rs_r5_plan_end(struct rs_r5_op *r5, unsigned int e, unsigned int unread)
 {
 	struct rainssd *rs = r5->op.rs;
 	struct rs_r5_end *end = &r5->end[e];
-	u64 stripe = r5->op.stripe + (e ? r5->op.nr - 1 : 0);
+	unsigned int i = e ? r5->op.nr - 1 : 0;
+	u64 stripe = r5->op.stripe + i;
 	enum rs_policy p = READ_ONCE(rs->policy);
 	struct rs_load_snap *snap = NULL;
 	struct rs_write_choice c;
 
-	rs_shape_from_range(&end->shape, &rs->geom, stripe, dead, r5->lstart, r5->lend);
-	if (p == RS_POLICY_ADAPTIVE && dead == RS_NO_MEMBER) {
+	rs_shape_from_range(&end->shape, &rs->geom, stripe, unread, r5->lstart, r5->lend);
+	if (p == RS_POLICY_ADAPTIVE && unread == RS_NO_MEMBER) {
 		snap = get_cpu_ptr(rs->snap);
 		rs_load_snapshot(&rs->load, r5->dead, snap);
 	}
@@ -438,18 +535,29 @@ static void rs_r5_plan_end(struct rs_r5_op *r5, unsigned int e, unsigned int dea
 		put_cpu_ptr(rs->snap);
 	end->why = c.why;
 	end->count_mode = c.count_mode;
+	if (end->mode == RS_WRITE_NOPARITY && unread != RS_NO_MEMBER &&
+	    !(rs_r5_dead_of(r5, i) & BIT(unread)))
+		end->mode = rs_shape_is_full(&end->shape) ? RS_WRITE_FULL : RS_WRITE_RCW;
 }
 
 static void rs_r5_plan_write(struct rs_r5_op *r5)
 {
 	struct rs_op *op = &r5->op;
-	unsigned int dead = r5->dead ? __ffs(r5->dead) : RS_NO_MEMBER;
 	struct rs_range r[RS_SHAPE_MAX_RANGES];
+	unsigned long unread;
 	bool reads = false;
-	unsigned int e, m;
+	unsigned int e, m, i;
 
+	/* Two members lost in a stripe it updates: its data cannot be kept. */
+	for (i = 0; i < op->nr; i++)
+		if (hweight_long(rs_r5_dead_of(r5, i)) > 1)
+			return rs_r5_finish(r5, BLK_STS_IOERR);
 	for (e = 0; e < (op->nr > 1 ? 2 : 1); e++) {
-		rs_r5_plan_end(r5, e, dead);
+		i = e ? op->nr - 1 : 0;
+		unread = rs_r5_unread_of(r5, i);
+		if (hweight_long(unread) > 1)
+			return rs_r5_finish(r5, BLK_STS_IOERR);
+		rs_r5_plan_end(r5, e, rs_one(unread));
 		for (m = 0; m < r5->end[e].shape.n && !reads; m++)
 			reads = rs_shape_reads(&r5->end[e].shape, r5->end[e].mode, m, r);
 	}
@@ -459,25 +567,46 @@ static void rs_r5_plan_write(struct rs_r5_op *r5)
 	rs_batch_run(op, rs_r5_build_prereads, rs_r5_compute);
 }
 
-/* ---- reads rebuilt from the other members ---- */
+/* ---- reads rebuilt from the other members (and repaired) ---- */
 
 static void rs_r5_build_read(struct rs_op *op)
 {
 	struct rs_r5_op *r5 = to_r5(op);
 	struct rainssd *rs = op->rs;
 	const struct rs_range *rows = &r5->rows[0];
+	unsigned long unread = rs_r5_unread_of(r5, 0);
 	unsigned int m;
 
 	for (m = 0; m < rs->geom.n; m++) {
 		bool own = m == r5->member;
 
-		/* Direct: only the member itself; rebuilt: every other live member. */
-		if (test_bit(m, &r5->dead) || own != r5->direct)
+		/* Direct: only the member itself; rebuilt: every other member. */
+		if (test_bit(m, &unread) || own != r5->direct)
 			continue;
 		rs_r5_add(r5, 0, m, REQ_OP_READ, rows->start, rows->end, 0);
 		if (m != r5->member)
 			rs_mstat_inc(rs, m, RS_MSTAT_RECON_READS);
 	}
+}
+
+/* The rebuilt data is back on the member that could not read it. */
+static void rs_r5_repaired(struct rs_op *op)
+{
+	struct rs_r5_op *r5 = to_r5(op);
+	struct rainssd *rs = op->rs;
+
+	if (op->failed)
+		rs_member_failed(rs, r5->member, "write error while repairing a read error");
+	else
+		rs_mstat_inc(rs, r5->member, RS_MSTAT_REPAIRED);
+	rs_r5_finish(r5, BLK_STS_OK);
+}
+
+static void rs_r5_build_repair(struct rs_op *op)
+{
+	struct rs_r5_op *r5 = to_r5(op);
+
+	rs_r5_add(r5, 0, r5->member, REQ_OP_WRITE, r5->rows[0].start, r5->rows[0].end, 0);
 }
 
 static void rs_r5_read_done(struct rs_op *op)
@@ -499,40 +628,141 @@ static void rs_r5_read_done(struct rs_op *op)
 	}
 	rs_r5_copy(r5, true);
 	/* What the rebuild cost beyond its reads, for the read policy's t_xor. */
-	if (r5->by_choice && !r5->direct && !r5->dead)
+	if (r5->by_choice && !r5->direct && !rs_r5_unread_of(r5, 0))
 		rs_load_rebuilt(&rs->load, r5->t_issue - r5->t_map +
 				ktime_get_ns() - op->t_done);
+	/* A member that failed the read and may be written: the data goes back (fix_read_error). */
+	if (!r5->direct && (r5->bad & BIT(r5->member)) &&
+	    !(rs_r5_dead_of(r5, 0) & BIT(r5->member)) && !rs_member_dead(rs, r5->member))
+		return rs_batch_run(op, rs_r5_build_repair, rs_r5_repaired);
 	rs_r5_finish(r5, BLK_STS_OK);
 }
 
 static void rs_r5_plan_read(struct rs_r5_op *r5)
 {
-	unsigned int dead = r5->dead ? __ffs(r5->dead) : RS_NO_MEMBER;
+	unsigned long unread = rs_r5_unread_of(r5, 0);
+	unsigned long others = unread & ~BIT(r5->member);
 
-	/* With another member dead there is nothing to rebuild from: read it. */
-	r5->direct = dead != RS_NO_MEMBER && dead != r5->member;
+	if (others) {
+		/* Another member cannot be read: the data only where it is. */
+		if (unread & BIT(r5->member))
+			return rs_r5_finish(r5, BLK_STS_IOERR);
+		r5->direct = true;
+	} else if (unread & BIT(r5->member)) {
+		/* The member cannot be read: rebuild, if the parity was ever made. */
+		if (!rs_r5_synced(r5, 0))
+			return rs_r5_finish(r5, BLK_STS_IOERR);
+		r5->direct = false;
+	} else {
+		/* Rebuilt by choice; where the parity was never made, read it. */
+		r5->direct = !rs_r5_synced(r5, 0);
+	}
 	rs_fault_delay(RS_FAULT_DELAY_PREREAD);
 	r5->t_issue = ktime_get_ns();
 	rs_batch_run(&r5->op, rs_r5_build_read, rs_r5_read_done);
 }
 
-/* ---- planning ---- */
+/* ---- resync and rebuild ---- */
 
-/* The stripes are ours: look at the live members and plan (again). */
-static void rs_r5_plan(struct rs_op *op)
+/*
+ * Every stripe's chunks of every member but the one being rebuilt: one
+ * range per member. A resync reads the old parity too, which it overwrites.
+ */
+static void rs_r5_build_sync_reads(struct rs_op *op)
+{
+	struct rs_r5_op *r5 = to_r5(op);
+	const struct rs_geom *g = &op->rs->geom;
+	unsigned int m, i;
+
+	for (m = 0; m < g->n; m++) {
+		if (r5->kind == RS_R5_REBUILD && m == r5->rb)
+			continue;
+		for (i = 0; i < op->nr; i++)
+			rs_r5_add(r5, i, m, REQ_OP_READ, 0, g->chunk,
+				  (op->nr - i) * (g->chunk << SECTOR_SHIFT));
+	}
+}
+
+/* The parity (resync) or the rebuilt member's chunks (rebuild), one range. */
+static void rs_r5_build_sync_writes(struct rs_op *op)
+{
+	struct rs_r5_op *r5 = to_r5(op);
+	const struct rs_geom *g = &op->rs->geom;
+	unsigned int i, m;
+
+	for (i = 0; i < op->nr; i++) {
+		m = r5->kind == RS_R5_REBUILD ? r5->rb : rs_parity_member(g, op->stripe + i);
+		rs_r5_add(r5, i, m, REQ_OP_WRITE, 0, g->chunk,
+			  (op->nr - i) * (g->chunk << SECTOR_SHIFT));
+	}
+}
+
+static void rs_r5_sync_written(struct rs_op *op)
 {
 	struct rs_r5_op *r5 = to_r5(op);
 
-	r5->dead = READ_ONCE(op->rs->dead_mask);
-	if (hweight_long(r5->dead) > 1)
-		return rs_r5_finish(r5, BLK_STS_IOERR);
-	if (r5->read)
-		rs_r5_plan_read(r5);
-	else
-		rs_r5_plan_write(r5);
+	rs_r5_note_failures(r5, false);
+	rs_r5_finish(r5, op->failed ? BLK_STS_IOERR : BLK_STS_OK);
 }
 
-/* ---- cutting user bios into operations ---- */
+static void rs_r5_sync_compute(struct rs_op *op)
+{
+	struct rs_r5_op *r5 = to_r5(op);
+	const struct rs_geom *g = &op->rs->geom;
+	unsigned long all = GENMASK(g->n - 1, 0);
+	unsigned int i, dst;
+
+	if (op->failed) {
+		/* A source cannot be read: this stretch cannot be made now. */
+		rs_r5_note_failures(r5, true);
+		return rs_r5_finish(r5, BLK_STS_IOERR);
+	}
+	for (i = 0; i < op->nr; i++) {
+		dst = r5->kind == RS_R5_REBUILD ? r5->rb : rs_parity_member(g, op->stripe + i);
+		rs_r5_xor(r5, i, dst, all & ~BIT(dst), 0, g->chunk, false);
+	}
+	rs_batch_run(op, rs_r5_build_sync_writes, rs_r5_sync_written);
+}
+
+static void rs_r5_plan_sync(struct rs_r5_op *r5)
+{
+	struct rs_op *op = &r5->op;
+	unsigned long lost = r5->dead;
+
+	/* Every source must be there (and, to rebuild, the parity made). */
+	if (r5->kind == RS_R5_REBUILD) {
+		lost &= ~BIT(r5->rb);
+		if (r5->rb == RS_NO_MEMBER || !rs_r5_synced(r5, op->nr - 1))
+			lost = 1;
+	}
+	if (lost)
+		return rs_r5_finish(r5, BLK_STS_IOERR);
+	rs_batch_run(op, rs_r5_build_sync_reads, rs_r5_sync_compute);
+}
+
+/* ---- planning ---- */
+
+/* The stripes are ours: look at the members' states and plan (again). */
+static void rs_r5_plan(struct rs_op *op)
+{
+	struct rs_r5_op *r5 = to_r5(op);
+	struct rainssd *rs = op->rs;
+
+	r5->dead = READ_ONCE(rs->dead_mask);
+	r5->rb = READ_ONCE(rs->rebuild_member);
+	r5->rb_cp = READ_ONCE(rs->rebuild_cp);
+	r5->resync_cp = READ_ONCE(rs->resync_cp);
+	switch (r5->kind) {
+	case RS_R5_WRITE:
+		return rs_r5_plan_write(r5);
+	case RS_R5_READ:
+		return rs_r5_plan_read(r5);
+	default:
+		return rs_r5_plan_sync(r5);
+	}
+}
+
+/* ---- making operations ---- */
 
 /*
  * Set @r5 up for logical sectors [ls, le) of @rb's bio and return the
@@ -566,7 +796,10 @@ static unsigned int rs_r5_setup(struct rainssd *rs, struct rs_r5_op *r5, struct 
 		rs_map(g, ls, &loc);
 		r5->member = loc.member;
 		r5->by_choice = rb->by_choice;
+		r5->repair = rb->repair;
 		r5->t_map = rb->t_map;
+		if (rb->repair)
+			r5->bad = BIT(loc.member);
 	}
 	return g->n * pages;
 }
@@ -598,7 +831,7 @@ bool rs_r5_feed(struct rainssd *rs, struct bio *bio)
 		if (!op)
 			return false;
 		r5 = to_r5(op);
-		r5->read = read;
+		r5->kind = read ? RS_R5_READ : RS_R5_WRITE;
 		rs_r5_setup(rs, r5, rb, ls, le);
 		op->bio = bio;
 		op->iter = rb->iter;
@@ -609,5 +842,35 @@ bool rs_r5_feed(struct rainssd *rs, struct bio *bio)
 	}
 	/* Every piece is out: drop the cutting reference. */
 	rs_bio_endio_piece(rs, bio, BLK_STS_OK);
+	return true;
+}
+
+/*
+ * Start a resync (@rebuild false: parity from the data) or a rebuild of the
+ * rebuilding member of stripes [stripe, stripe + nr); @done runs in the
+ * workqueue when it has ended. False when no operation can be had now.
+ */
+bool rs_r5_sync(struct rainssd *rs, u64 stripe, unsigned int nr, bool rebuild,
+		rs_r5_done_fn done, void *ctx)
+{
+	const struct rs_geom *g = &rs->geom;
+	unsigned int pages = nr * g->n * rs_pages_for(g->chunk);
+	struct rs_r5_op *r5;
+	struct rs_op *op;
+
+	op = rs_op_get(rs, DIV_ROUND_UP(pages, g->n));
+	if (!op)
+		return false;
+	r5 = to_r5(op);
+	r5->kind = rebuild ? RS_R5_REBUILD : RS_R5_RESYNC;
+	op->stripe = stripe;
+	op->nr = nr;
+	r5->rows[0].end = g->chunk;
+	r5->rows[1].end = g->chunk;
+	r5->np[0] = rs_pages_for(g->chunk);
+	r5->np[1] = r5->np[0];
+	r5->done = done;
+	r5->done_ctx = ctx;
+	rs_op_start(op, pages, rs_r5_plan);
 	return true;
 }

@@ -8,6 +8,7 @@
 #include <linux/slab.h>
 
 #include "rainssd.h"
+#include "rainssd-sync.h"
 
 int rs_stats_init(struct rainssd *rs)
 {
@@ -80,8 +81,13 @@ static unsigned int rs_us(u64 ns)
  *   <read_policy> <rmw_adjusted> <rcw_adjusted> <cold_fallbacks>
  *   <policy_reconstructs> <probes> <rebuild_us> <member_0> ... <member_N-1>
  *   <stripe_cache_used> <stripe_cache> <stripe_cache_peak> <ops> <replans>
- *   <deferred_bios> <reserve_ops> <emergency_steps>
- * health has one character per member: A alive, D dead. Each member word is
+ *   <deferred_bios> <reserve_ops> <emergency_steps> <sync_ratio>
+ *   <sync_action> <read_errors> <repaired>
+ * health has one character per member: A in sync, a being rebuilt, D failed
+ * or missing (dm-raid's letters). sync_ratio is <done>/<total> sectors per
+ * member of the resync or rebuild, sync_action idle, resync, recover or
+ * frozen; read_errors and repaired have one number per member, joined by
+ * colons: corrected read errors, and blocks rewritten. Each member word is
  *   <reads_in_flight>:<writes_in_flight>:<t_read_us>:<t_write_us>:
  *   <arrivals_per_s>:<stall_ms>:<prereads>:<reconstruct_reads>:<bypassed>:<stalls>
  */
@@ -90,12 +96,15 @@ void rs_status_info(struct rainssd *rs, char *result, unsigned int maxlen)
 	unsigned int sz = 0, i, n = rs->geom.n, used, peak;
 	struct rs_stats *st = rs->stats_sum;
 	struct rs_load_snap *snap;
+	const char *action;
+	u64 done, total;
 
 	mutex_lock(&rs->stats_lock);
 	rs_sum_stats(rs);
 	DMEMIT("%s %u ", RS_VERSION_STR, n);
 	for (i = 0; i < n; i++)
-		DMEMIT("%c", rs_member_dead(rs, i) ? 'D' : 'A');
+		DMEMIT("%c", rs_member_dead(rs, i) ? 'D' :
+		       i == READ_ONCE(rs->rebuild_member) ? 'a' : 'A');
 	for (i = 0; i < RS_NR_BASIC_STATS; i++)
 		DMEMIT(" %llu", st->c[i]);
 	DMEMIT(" %s %s", rs_policy_name(READ_ONCE(rs->policy)),
@@ -120,6 +129,13 @@ void rs_status_info(struct rainssd *rs, char *result, unsigned int maxlen)
 	DMEMIT(" %u %u %u", used, READ_ONCE(rs->stripe_cache), peak);
 	for (i = RS_NR_POLICY_STATS; i < RS_NR_STATS; i++)
 		DMEMIT(" %llu", st->c[i]);
+	action = rs_sync_status(rs->sync, &done, &total);
+	DMEMIT(" %llu/%llu %s ", done, total, action);
+	for (i = 0; i < n; i++)
+		DMEMIT("%s%u", i ? ":" : "", atomic_read(&rs->read_errors[i]));
+	DMEMIT(" ");
+	for (i = 0; i < n; i++)
+		DMEMIT("%s%llu", i ? ":" : "", st->m[i][RS_MSTAT_REPAIRED]);
 	mutex_unlock(&rs->stats_lock);
 }
 
@@ -129,6 +145,7 @@ void rs_status_info(struct rainssd *rs, char *result, unsigned int maxlen)
  *   policy <name>		count, rmw, rcw or adaptive
  *   read_policy <name>		direct, adaptive or reconstruct
  *   stripe_cache <entries>	the cap on operations' buffers in flight
+ *   min_recovery_rate, max_recovery_rate <KiB/s>, max_corr_read_errors <n>
  *   <tunable> <value>		ewma_weight, freq_window, stall_factor, xor_ns,
  *				probe_ms, recon_load_pct (the table's ranges)
  *   stats_reset		the status counters start again from zero
@@ -151,12 +168,12 @@ int rs_message(struct dm_target *ti, unsigned int argc, char **argv,
 				     rs->geom.n - 1, argv[1]);
 			return -EINVAL;
 		}
-		rs_member_failed(rs, idx);
+		rs_member_failed(rs, idx, "failed by message");
 		return 0;
 	}
 	opt = argc == 2 ? rs_opt_index(argv[0]) : -EINVAL;
 	if (opt >= 0) {
-		if (rs_set_option(rs, opt, argv[1], &error)) {
+		if (rs_set_option(rs, opt, argv[1], false, &error)) {
 			DMWARN_LIMIT("%s %s: %s", argv[0], argv[1], error);
 			return -EINVAL;
 		}

@@ -13,7 +13,10 @@
 
 #include "rainssd.h"
 #include "rainssd-fault.h"
+#include "rainssd-meta.h"
 #include "rainssd-raid5.h"
+#include "rainssd-sb.h"
+#include "rainssd-sync.h"
 
 static void rs_event_work(struct work_struct *work)
 {
@@ -22,14 +25,34 @@ static void rs_event_work(struct work_struct *work)
 	dm_table_event(rs->ti->table);
 }
 
-/* Mark member @m dead (idempotent); raises a dm event the first time. Any context. */
-void rs_member_failed(struct rainssd *rs, unsigned int m)
+/*
+ * Member @m failed (idempotent): it serves no data from now on, the
+ * superblocks are to say so, a dm event is raised. Any context.
+ */
+void rs_member_failed(struct rainssd *rs, unsigned int m, const char *why)
 {
-	if (test_and_set_bit(m, &rs->dead_mask))
+	if (!rs_meta_member_failed(rs->meta, m))
 		return;
-	DMERR_LIMIT("member %u (%pg) failed; %u member(s) dead", m,
-		    rs->dev[m]->bdev, rs_dead_count(rs));
+	if (rs->dev[m])
+		DMERR_LIMIT("member %u (%pg) failed: %s; %u member(s) failed", m,
+			    rs->dev[m]->bdev, why, rs_dead_count(rs));
 	queue_work(rs->wq, &rs->event_work);
+	rs_sync_kick(rs->sync);
+}
+
+/*
+ * A read of member @m failed and its data was (or is being) rebuilt from
+ * the others: a corrected read error, md's fix_read_error. Past
+ * max_corr_read_errors the member is failed; returns whether it is.
+ */
+bool rs_read_error(struct rainssd *rs, unsigned int m)
+{
+	unsigned int n = atomic_inc_return(&rs->read_errors[m]);
+
+	if (n <= READ_ONCE(rs->max_corr_read_errors))
+		return false;
+	rs_member_failed(rs, m, "too many read errors");
+	return true;
 }
 
 /*
@@ -59,9 +82,12 @@ static void rs_free(struct rainssd *rs)
 {
 	unsigned int i;
 
+	rs_sync_destroy(rs->sync);
 	rs_op_exit(rs);
 	if (rs->wq)
 		destroy_workqueue(rs->wq);
+	rs_meta_destroy(rs->meta);
+	kfree(rs->act);
 	rs_load_exit(&rs->load);
 	free_percpu(rs->snap);
 	rs_stats_exit(rs);
@@ -75,28 +101,35 @@ static int rs_get_members(struct rainssd *rs, struct dm_arg_set *as)
 {
 	struct dm_target *ti = rs->ti;
 	unsigned int i, j;
+	const char *path;
 	sector_t size;
 	int r;
 
 	for (i = 0; i < rs->geom.n; i++) {
-		r = dm_get_device(ti, dm_shift_arg(as), dm_table_get_mode(ti->table),
-				  &rs->dev[i]);
+		path = dm_shift_arg(as);
+		if (!strcmp(path, "-"))
+			continue;	/* missing: the volume runs degraded */
+		r = dm_get_device(ti, path, dm_table_get_mode(ti->table), &rs->dev[i]);
 		if (r) {
 			ti->error = "Cannot open member device";
 			return r;
 		}
 		for (j = 0; j < i; j++) {
-			if (rs->dev[j]->bdev->bd_dev == rs->dev[i]->bdev->bd_dev) {
+			if (rs->dev[j] && rs->dev[j]->bdev->bd_dev == rs->dev[i]->bdev->bd_dev) {
 				ti->error = "The same device is given twice as a member";
 				return -EINVAL;
 			}
 		}
 		size = bdev_nr_sectors(rs->dev[i]->bdev);
-		if (i && size != rs->member_sectors) {
+		if (rs->member_sectors && size != rs->member_sectors) {
 			ti->error = "Member devices differ in size";
 			return -EINVAL;
 		}
 		rs->member_sectors = size;
+	}
+	if (!rs->member_sectors) {
+		ti->error = "No member device given: at most one may be -";
+		return -EINVAL;
 	}
 	if (rs->member_sectors < rs->geom.data_offset + rs->geom.chunk) {
 		ti->error = "Member devices too small: need the 16 MiB data offset plus one chunk";
@@ -110,12 +143,66 @@ static int rs_get_members(struct rainssd *rs, struct dm_arg_set *as)
 }
 
 /*
+ * Read the members' superblocks and decide, with the table, what the volume
+ * is: new, whole, degraded, rebuilding; or refuse it with ti->error.
+ * Nothing is written until the first resume (rainssd-meta.c).
+ */
+static int rs_assemble_members(struct rainssd *rs)
+{
+	struct dm_target *ti = rs->ti;
+	struct rs_activation *a;
+	struct rs_assembly *as;
+	unsigned int i;
+	int r;
+
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	as = kzalloc(sizeof(*as), GFP_KERNEL);
+	if (!a || !as) {
+		kfree(a);
+		kfree(as);
+		ti->error = "Cannot allocate the activation state";
+		return -ENOMEM;
+	}
+	a->geom = rs->geom;
+	a->n = rs->geom.n;
+	a->nosync = rs->nosync;
+	a->stripes = DIV_ROUND_UP_SECTOR_T(ti->len, rs->geom.stripe_data);
+	a->usable_stripes = (rs->member_sectors - rs->geom.data_offset) >> rs->geom.chunk_shift;
+	for (i = 0; i < a->n; i++) {
+		a->slot[i].missing = !rs->dev[i];
+		a->slot[i].rebuild = rs->rebuild_arg == i;
+	}
+	rs->act = a;
+	r = rs_meta_read(rs, a);
+	if (r) {
+		ti->error = "Cannot read the members' superblocks";
+		goto out;
+	}
+	rs_assemble(a, as);
+	if (as->error) {
+		if (as->bad_slot >= 0)
+			DMERR("member %d: %s", as->bad_slot, as->error);
+		ti->error = (char *)as->error;
+		r = -EINVAL;
+		goto out;
+	}
+	rs->stripes = as->sb.stripes;
+	r = rs_meta_create(rs, as, &rs->meta);
+	if (r)
+		ti->error = "Cannot allocate the metadata state";
+out:
+	kfree(as);
+	return r;
+}
+
+/*
  * Construct a rainssd target.
  *
  * <chunk_sectors> <#devs> <dev_0> ... <dev_N-1> [<#opt_args> <opt_args>...]
  *
  * chunk_sectors: a power of two from 8 (4 KiB) to 2048 (1 MiB).
- * #devs: from 3 to 32. Every member must have the same size.
+ * #devs: from 3 to 32. Every member must have the same size; "-" stands
+ * for a missing one.
  */
 static int rs_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
@@ -162,6 +249,14 @@ static int rs_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	r = rs_parse_opt_args(rs, &as);
 	if (r)
 		goto bad;
+	if (rs->rebuild_arg != RS_NO_MEMBER && !rs->dev[rs->rebuild_arg]) {
+		ti->error = "rebuild names a member given as -";
+		r = -EINVAL;
+		goto bad;
+	}
+	r = rs_assemble_members(rs);
+	if (r)
+		goto bad;
 
 	r = rs_stats_init(rs);
 	if (r) {
@@ -183,6 +278,11 @@ static int rs_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	r = rs_op_init(rs, rs_r5_feed);
 	if (r) {
 		ti->error = "Cannot allocate the operation layer (stripe locks, reserve, biosets)";
+		goto bad;
+	}
+	r = rs_sync_create(rs, &rs->sync);
+	if (r) {
+		ti->error = "Cannot allocate the resync and rebuild state";
 		goto bad;
 	}
 	r = dm_set_target_max_io_len(ti, rs_r5_max_stripes(&rs->geom) * rs->geom.stripe_data);
@@ -251,6 +351,7 @@ static int rs_map_read(struct rainssd *rs, struct rs_bio *rb, struct bio *bio)
 {
 	struct rs_loc loc;
 	unsigned int len;
+	bool unreadable;
 
 	rs_map(&rs->geom, rb->iter.bi_sector, &loc);
 	len = rs->geom.chunk - loc.row;
@@ -261,8 +362,12 @@ static int rs_map_read(struct rainssd *rs, struct rs_bio *rb, struct bio *bio)
 	}
 	rs_stat_inc(rs, RS_STAT_READS);
 	rb->member = loc.member;
-	rb->by_choice = !rs_member_dead(rs, loc.member) && rs_read_around(rs, rb);
-	if (rb->by_choice || rs_member_dead(rs, loc.member)) {
+	rb->repair = false;
+	unreadable = rs_member_dead(rs, loc.member) ||
+		     (loc.member == READ_ONCE(rs->rebuild_member) &&
+		      loc.stripe >= READ_ONCE(rs->rebuild_cp));
+	rb->by_choice = !unreadable && rs_read_around(rs, rb);
+	if (rb->by_choice || unreadable) {
 		rb->t_map = ktime_get_ns();
 		rs_start_stripe_bio(rs, bio, rb);
 		return DM_MAPIO_SUBMITTED;
@@ -302,6 +407,7 @@ static int rs_map_bio(struct dm_target *ti, struct bio *bio)
 	case REQ_OP_WRITE:
 		rs_stat_inc(rs, RS_STAT_WRITES);
 		rb->by_choice = false;
+		rb->repair = false;
 		rs_start_stripe_bio(rs, bio, rb);
 		return DM_MAPIO_SUBMITTED;
 	default:
@@ -310,10 +416,11 @@ static int rs_map_bio(struct dm_target *ti, struct bio *bio)
 }
 
 /*
- * A direct read that failed marks its member dead and is served again by
- * rebuilding it from the other members; a failed flush marks its member
- * dead. May run in interrupt context: the rebuilt read is deferred to the
- * workqueue.
+ * A direct read that failed is served again by rebuilding it from the other
+ * members, and the rebuilt data is written back to the member (a corrected
+ * read error; past max_corr_read_errors the member is failed instead). A
+ * failed flush fails its member. May run in interrupt context: the
+ * rebuilt read is deferred to the workqueue.
  */
 static int rs_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 {
@@ -334,13 +441,15 @@ static int rs_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 
 	DMERR_LIMIT("member %u (%pg): %s failed: error %d", rb->member, rs->dev[rb->member]->bdev,
 		    rb->kind == RS_BIO_FLUSH ? "flush" : "read", blk_status_to_errno(*error));
-	rs_member_failed(rs, rb->member);
-	if (rs_dead_count(rs) > 1)
-		return DM_ENDIO_DONE;
 	if (rb->kind == RS_BIO_FLUSH) {
-		*error = BLK_STS_OK;
+		rs_member_failed(rs, rb->member, "flush error");
+		if (rs_dead_count(rs) <= 1)
+			*error = BLK_STS_OK;
 		return DM_ENDIO_DONE;
 	}
+	rb->repair = !rs_read_error(rs, rb->member);
+	if (rs_dead_count(rs) > 1)
+		return DM_ENDIO_DONE;
 	bio->bi_status = BLK_STS_OK;
 	bio->bi_iter = rb->iter;
 	rb->by_choice = false;
@@ -365,7 +474,7 @@ static void rs_status(struct dm_target *ti, status_type_t type,
 	case STATUSTYPE_TABLE:
 		DMEMIT("%u %u", rs->geom.chunk, rs->geom.n);
 		for (i = 0; i < rs->geom.n; i++)
-			DMEMIT(" %s", rs->dev[i]->name);
+			DMEMIT(" %s", rs->dev[i] ? rs->dev[i]->name : "-");
 		rs_emit_table_opts(rs, result, maxlen, &sz);
 		break;
 	case STATUSTYPE_IMA:
@@ -386,7 +495,8 @@ static int rs_iterate_devices(struct dm_target *ti, iterate_devices_callout_fn f
 	int r = 0;
 
 	for (i = 0; i < rs->geom.n && !r; i++)
-		r = fn(ti, rs->dev[i], rs->geom.data_offset, len, data);
+		if (rs->dev[i])
+			r = fn(ti, rs->dev[i], rs->geom.data_offset, len, data);
 	return r;
 }
 
@@ -400,22 +510,67 @@ static void rs_io_hints(struct dm_target *ti, struct queue_limits *limits)
 	rs_limits_set_max_io(limits, rs->ti->max_io_len);
 }
 
+/* The first resume writes the state decided at load; a refusal fails the resume. */
+static int rs_preresume(struct dm_target *ti)
+{
+	struct rainssd *rs = ti->private;
+	int r;
+
+	if (!rs->act)
+		return 0;
+	r = rs_meta_activate(rs->meta, rs->act);
+	if (!r) {
+		kfree(rs->act);
+		rs->act = NULL;
+	}
+	return r;
+}
+
+static void rs_resume(struct dm_target *ti)
+{
+	struct rainssd *rs = ti->private;
+
+	rs_sync_start(rs->sync);
+}
+
+/* No resync or rebuild step goes out once suspend has begun. */
+static void rs_presuspend(struct dm_target *ti)
+{
+	struct rainssd *rs = ti->private;
+
+	rs_sync_stop(rs->sync);
+}
+
+static void rs_presuspend_undo(struct dm_target *ti)
+{
+	struct rainssd *rs = ti->private;
+
+	rs_sync_start(rs->sync);
+}
+
+/* Nothing in flight: write the checkpoints and states now. */
 static void rs_postsuspend(struct dm_target *ti)
 {
 	struct rainssd *rs = ti->private;
 
 	flush_workqueue(rs->wq);
+	if (!rs->act && rs_meta_commit_sync(rs->meta))
+		DMERR("the state could not be written at suspend");
 }
 
 static struct target_type rainssd_target = {
 	.name = "rainssd",
-	.version = {1, 3, 0},
+	.version = {1, 4, 0},
 	.module = THIS_MODULE,
 	.ctr = rs_ctr,
 	.dtr = rs_dtr,
 	.map = rs_map_bio,
 	.end_io = rs_end_io,
+	.presuspend = rs_presuspend,
+	.presuspend_undo = rs_presuspend_undo,
 	.postsuspend = rs_postsuspend,
+	.preresume = rs_preresume,
+	.resume = rs_resume,
 	.status = rs_status,
 	.message = rs_message,
 	.iterate_devices = rs_iterate_devices,
@@ -448,5 +603,6 @@ module_init(dm_rainssd_init);
 module_exit(dm_rainssd_exit);
 
 MODULE_DESCRIPTION(DM_NAME " channel RAID-5 target for SSD arrays");
+MODULE_VERSION(RS_VERSION_STR);
 MODULE_AUTHOR("dm-rainssd developers");
 MODULE_LICENSE("GPL");

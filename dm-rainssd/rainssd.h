@@ -25,14 +25,22 @@
  *   rainssd-raid5.c     the RAID-5 state machine on top of it: writes
  *                       (plan, pre-read, compute, write, finish) and reads
  *                       rebuilt from the other members (rainssd-raid5.h).
+ *   rainssd-sb.c        the superblock's format and the activation
+ *                       decisions (pure).
+ *   rainssd-meta.c      member state and its superblocks: read at load,
+ *                       committed at the first resume, on every change and
+ *                       at suspend; the commit gate for writes.
+ *   rainssd-sync.c      background resync and rebuild, throttled and
+ *                       checkpointed.
  *   rainssd-fault.c     debugfs fault-injection points for the tests.
  *
  * Lock order (outermost first); none is held across a sleep or an I/O wait:
  *   stats_lock (mutex, status and messages only)
  *   a lock-table bucket lock, the op layer's cache lock, the reserve lock,
- *   the emergency-set lock (spinlocks, process context, never nested in
- *   each other)
- *   defer_lock (irq-safe spinlock: end_io may defer a bio)
+ *   the emergency-set lock, the sync lock (spinlocks, process context,
+ *   never nested in each other)
+ *   defer_lock, the metadata lock (irq-safe spinlocks: end_io may defer a
+ *   bio or fail a member)
  *
  * Contexts: the map function and end_io may run in any context that can
  * submit a bio (end_io also in interrupt context): they never sleep. Stripe
@@ -58,7 +66,12 @@
 #include "rainssd-shape.h"
 
 #define DM_MSG_PREFIX "rainssd"
-#define RS_VERSION_STR "1.3.0"
+#define RS_VERSION_STR "1.4.0"
+
+/* md's defaults: speed_limit_min and _max (KiB/s per member), max_corr_read_errors. */
+#define RS_DEF_MIN_RECOVERY_RATE	1000
+#define RS_DEF_MAX_RECOVERY_RATE	200000
+#define RS_DEF_MAX_CORR_READ_ERRORS	20
 
 /*
  * Counters shown by the status line, in status order; kept per CPU. The
@@ -96,6 +109,7 @@ enum rs_mstat {
 	RS_MSTAT_RECON_READS,	/* reads it served to rebuild another member's data */
 	RS_MSTAT_BYPASSED,	/* reads of its data rebuilt around it by the read policy */
 	RS_MSTAT_STALLS,	/* stalls seen on it */
+	RS_MSTAT_REPAIRED,	/* blocks that failed a read, rebuilt and written back */
 	RS_NR_MSTATS,
 };
 
@@ -105,23 +119,40 @@ struct rs_stats {
 };
 
 struct rs_oplayer;
+struct rs_meta;
+struct rs_sync;
+struct rs_activation;
 
 struct rainssd {
 	struct dm_target *ti;
 	struct rs_geom geom;
-	struct dm_dev *dev[RS_MAX_DEVS];
+	struct dm_dev *dev[RS_MAX_DEVS];	/* NULL: missing ("-" in the table) */
 	sector_t member_sectors;
+	u64 stripes;			/* the volume's, from the superblocks */
 
 	/* Decisions and tunables (rainssd-args.c). */
 	enum rs_policy policy;
 	enum rs_read_policy read_policy;
 	struct rs_tunables tun;
 	unsigned int stripe_cache;	/* entries: one page per member each */
+	unsigned int rebuild_arg;	/* "rebuild <idx>", or RS_NO_MEMBER */
+	bool nosync;			/* "nosync" */
+	unsigned int min_recovery_rate;	/* KiB/s per member */
+	unsigned int max_recovery_rate;
+	unsigned int max_corr_read_errors;
 
 	struct rs_load load;
 	struct rs_load_snap __percpu *snap;	/* scratch for the decisions */
 
-	unsigned long dead_mask;	/* bit m: member m is dead */
+	/* Member state for the I/O path (rainssd-meta.c keeps it). */
+	unsigned long dead_mask;	/* bit m: member m is failed or missing */
+	unsigned int rebuild_member;	/* being rebuilt, or RS_NO_MEMBER */
+	u64 rebuild_cp;			/* its stripes below this are good */
+	u64 resync_cp;			/* stripes below this have parity made from data */
+	atomic_t read_errors[RS_MAX_DEVS];	/* corrected read errors, per member */
+	struct rs_meta *meta;
+	struct rs_activation *act;	/* the table's view, until the first resume */
+	struct rs_sync *sync;
 
 	struct rs_stats __percpu *stats;
 	struct rs_stats *stats_base;	/* the sums at the last stats_reset */
@@ -151,6 +182,7 @@ struct rs_bio {
 	blk_status_t status;		/* the first error of any piece */
 	u8 kind;			/* enum rs_bio_kind */
 	bool by_choice;			/* a live member's read rebuilt by the read policy */
+	bool repair;			/* its member failed the read: rebuild and write back */
 	unsigned int member;		/* direct read, flush: the member */
 	struct rs_load_tag tag;		/* direct read: for the load signals */
 	u64 t_map;			/* rebuilt read: when it was mapped, ns */
@@ -182,13 +214,14 @@ static inline bool rs_member_dead(struct rainssd *rs, unsigned int m)
 }
 
 /* rainssd-target.c */
-void rs_member_failed(struct rainssd *rs, unsigned int m);
+void rs_member_failed(struct rainssd *rs, unsigned int m, const char *why);
+bool rs_read_error(struct rainssd *rs, unsigned int m);
 void rs_bio_endio_piece(struct rainssd *rs, struct bio *bio, blk_status_t status);
 
 /* rainssd-args.c */
 int rs_parse_opt_args(struct rainssd *rs, struct dm_arg_set *as);
 int rs_opt_index(const char *key);
-int rs_set_option(struct rainssd *rs, int opt, const char *val, char **error);
+int rs_set_option(struct rainssd *rs, int opt, const char *val, bool in_table, char **error);
 void rs_emit_table_opts(struct rainssd *rs, char *result, unsigned int maxlen,
 			unsigned int *sz);
 void rs_args_default(struct rainssd *rs);

@@ -16,6 +16,7 @@
 #include "../dm-rainssd/rainssd-load.c"
 #include "../dm-rainssd/rainssd-op.c"
 #include "../dm-rainssd/rainssd-fault.c"
+#include "../dm-rainssd/rainssd-sb.c"
 
 #include "rainssd_kunit.h"
 

@@ -483,9 +483,15 @@ class Runner:
         n, chunk = sc["members"], sc["chunk_kb"] * 2
         devs = self.members
         if c["kind"] == "rainssd":
-            opt = c["options"]
-            table = "0 %d rainssd %d %d %s%s" % (self.usable_sectors(sc), chunk, n, " ".join(devs),
-                                                  (" %d %s" % (len(opt), " ".join(opt))) if opt else "")
+            # A new volume on every run, like mdadm --assume-clean and dm-raid's
+            # nosync: the members are zeroed or hold a consistent volume, and
+            # an earlier contender's superblocks are cleared first.
+            for d in devs:
+                sh(["dd", "if=/dev/zero", "of=" + d, "bs=4k", "seek=256", "count=2",
+                    "oflag=direct", "status=none"])
+            opt = list(c["options"]) + ["nosync"]
+            table = "0 %d rainssd %d %d %s %d %s" % (self.usable_sectors(sc), chunk, n,
+                                                     " ".join(devs), len(opt), " ".join(opt))
             cmd = ["dmsetup", "create", RS_NAME, "--table", table]
             sh(cmd)
             dev = "/dev/mapper/" + RS_NAME

@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-rainssd member state and its superblocks (see rainssd-meta.h).
+ */
+#include <linux/dm-io.h>
+#include <linux/ioprio.h>
+#include <linux/ktime.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+
+#include "rainssd.h"
+#include "rainssd-meta.h"
+
+struct rs_meta {
+	struct rainssd *rs;
+	struct dm_io_client *io;
+	struct workqueue_struct *wq;	/* ordered: one commit at a time */
+	struct work_struct commit_work;
+	void *block[RS_MAX_DEVS];	/* one encoded superblock per member */
+	struct rs_meta_wr {
+		struct rs_meta *m;
+		unsigned long error;	/* dm-io's error bits of this member's write */
+	} wr[RS_MAX_DEVS];
+	atomic_t pending;		/* a commit's writes in flight, plus one */
+	struct completion written;
+
+	spinlock_t lock;		/* protects everything below; irq-safe */
+	struct rs_sb sb;		/* the state; events = the last one written */
+	u64 state_gen;			/* every change adds one */
+	u64 committed_gen;		/* the state_gen the last finished commit wrote */
+	struct list_head waiters;	/* operations waiting for a commit */
+	bool activated;			/* the first resume wrote the superblocks */
+	u8 fresh_uuid[16];		/* a new volume's, chosen once */
+	u64 fresh_ctime;
+};
+
+/* ---- superblock I/O ---- */
+
+static int rs_meta_io(struct rainssd *rs, struct dm_io_client *io, unsigned int m,
+		      blk_opf_t opf, sector_t sector, void *buf, unsigned int sectors,
+		      io_notify_fn fn, void *context)
+{
+	struct dm_io_region where = {
+		.bdev = rs->dev[m]->bdev,
+		.sector = sector,
+		.count = sectors,
+	};
+	struct dm_io_request req = {
+		.bi_opf = opf,
+		.mem.type = DM_IO_KMEM,
+		.mem.ptr.addr = buf,
+		.notify.fn = fn,
+		.notify.context = context,
+		.client = io,
+	};
+	unsigned long error = 0;
+	int r;
+
+	r = dm_io(&req, 1, &where, fn ? NULL : &error, IOPRIO_DEFAULT);
+	return r ? r : (error ? -EIO : 0);
+}
+
+/*
+ * Read both superblock copies of every present member into @a. Returns an
+ * error only when a member cannot be read at all (which fails the load).
+ */
+int rs_meta_read(struct rainssd *rs, struct rs_activation *a)
+{
+	struct dm_io_client *io;
+	unsigned int i, c;
+	const char *why;
+	void *buf;
+	int r = 0;
+
+	io = dm_io_client_create();
+	if (IS_ERR(io))
+		return PTR_ERR(io);
+	buf = kmalloc(RS_SB_COPIES * RS_SB_SIZE, GFP_KERNEL);
+	if (!buf) {
+		dm_io_client_destroy(io);
+		return -ENOMEM;
+	}
+	for (i = 0; i < a->n && !r; i++) {
+		if (a->slot[i].missing)
+			continue;
+		r = rs_meta_io(rs, io, i, REQ_OP_READ | REQ_SYNC | REQ_META, RS_SB_SECTOR, buf,
+			       RS_SB_COPIES * RS_SB_SIZE >> SECTOR_SHIFT, NULL, NULL);
+		for (c = 0; c < RS_SB_COPIES && !r; c++) {
+			a->slot[i].copy[c] = rs_sb_decode(buf + c * RS_SB_SIZE, &a->slot[i].sb[c],
+							  &why);
+			if (why)
+				DMWARN("member %u (%pg): superblock copy %u: %s", i,
+				       rs->dev[i]->bdev, c, why);
+		}
+	}
+	kfree(buf);
+	dm_io_client_destroy(io);
+	return r;
+}
+
+/* A superblock write ended (dm-io's callback; interrupt context allowed). */
+static void rs_meta_write_done(unsigned long error, void *context)
+{
+	struct rs_meta_wr *wr = context;
+	struct rs_meta *m = wr->m;
+
+	wr->error = error;
+	if (atomic_dec_and_test(&m->pending))
+		complete(&m->written);
+}
+
+/*
+ * Write @sb (generation sb->events) to copy events % 2 of every member it
+ * does not call failed, all at once (so that a crash leaves as few members
+ * as possible a generation behind), each with FUA; returns the members
+ * whose write failed. Sleeps.
+ */
+static unsigned long rs_meta_write_all(struct rs_meta *m, struct rs_sb *sb)
+{
+	struct rainssd *rs = m->rs;
+	sector_t sector = RS_SB_SECTOR +
+			  (sb->events % RS_SB_COPIES) * (RS_SB_SIZE >> SECTOR_SHIFT);
+	blk_opf_t opf = REQ_OP_WRITE | REQ_SYNC | REQ_FUA | REQ_META | REQ_PRIO;
+	unsigned long failed = 0;
+	unsigned int i;
+
+	atomic_set(&m->pending, 1);
+	reinit_completion(&m->written);
+	for (i = 0; i < sb->n; i++) {
+		m->wr[i].m = m;
+		m->wr[i].error = 0;
+		if (sb->state[i] == RS_MS_FAILED || !rs->dev[i])
+			continue;
+		sb->role = i;
+		rs_sb_encode(sb, m->block[i]);
+		atomic_inc(&m->pending);
+		/* A single-region async dm_io() only fails before it starts. */
+		if (WARN_ON_ONCE(rs_meta_io(rs, m->io, i, opf, sector, m->block[i],
+					    RS_SB_SIZE >> SECTOR_SHIFT, rs_meta_write_done,
+					    &m->wr[i]))) {
+			m->wr[i].error = 1;
+			atomic_dec(&m->pending);
+		}
+	}
+	if (!atomic_dec_and_test(&m->pending))
+		wait_for_completion(&m->written);
+	for (i = 0; i < sb->n; i++) {
+		if (!m->wr[i].error)
+			continue;
+		DMERR_LIMIT("member %u (%pg): superblock write failed", i, rs->dev[i]->bdev);
+		__set_bit(i, &failed);
+	}
+	return failed;
+}
+
+/* Mirror the state the I/O path reads into struct rainssd. Lock held. */
+static void rs_meta_publish(struct rs_meta *m)
+{
+	struct rainssd *rs = m->rs;
+	unsigned int i, rb = RS_NO_MEMBER;
+	unsigned long dead = 0;
+
+	for (i = 0; i < m->sb.n; i++) {
+		if (m->sb.state[i] == RS_MS_FAILED)
+			__set_bit(i, &dead);
+		else if (m->sb.state[i] == RS_MS_REBUILDING)
+			rb = i;
+	}
+	WRITE_ONCE(rs->resync_cp, m->sb.resync_cp);
+	if (rb != RS_NO_MEMBER)
+		WRITE_ONCE(rs->rebuild_cp, m->sb.cp[rb]);
+	WRITE_ONCE(rs->rebuild_member, rb);
+	/* Bits are only ever added while the table lives. */
+	for (i = 0; i < m->sb.n; i++)
+		if (test_bit(i, &dead))
+			set_bit(i, &rs->dead_mask);
+}
+
+/* Resume the operations waiting for what is now committed. Lock held. */
+static void rs_meta_wake(struct rs_meta *m, struct list_head *ready)
+{
+	struct rs_op *op, *tmp;
+
+	list_for_each_entry_safe(op, tmp, &m->waiters, wait)
+		if (op->token <= m->committed_gen)
+			list_move_tail(&op->wait, ready);
+}
+
+static void rs_meta_run_ready(struct list_head *ready)
+{
+	struct rs_op *op, *tmp;
+
+	list_for_each_entry_safe(op, tmp, ready, wait) {
+		list_del(&op->wait);
+		rs_op_queue(op, op->run);
+	}
+}
+
+/* Commit until what is written is the latest state. Process context; sleeps. */
+static int rs_meta_commit(struct rs_meta *m)
+{
+	unsigned long failed, flags;
+	unsigned int i, live;
+	LIST_HEAD(ready);
+	struct rs_sb sb;
+	u64 gen;
+
+	for (;;) {
+		spin_lock_irqsave(&m->lock, flags);
+		if (m->committed_gen == m->state_gen && m->activated) {
+			spin_unlock_irqrestore(&m->lock, flags);
+			return 0;
+		}
+		gen = m->state_gen;
+		sb = m->sb;
+		sb.events++;
+		m->sb.events = sb.events;
+		spin_unlock_irqrestore(&m->lock, flags);
+
+		failed = rs_meta_write_all(m, &sb);
+		live = 0;
+		for (i = 0; i < sb.n; i++)
+			if (sb.state[i] != RS_MS_FAILED && m->rs->dev[i] && !test_bit(i, &failed))
+				live++;
+		spin_lock_irqsave(&m->lock, flags);
+		if (!live) {
+			spin_unlock_irqrestore(&m->lock, flags);
+			DMERR("no member took the superblock: the state cannot be recorded");
+			return -EIO;
+		}
+		for_each_set_bit(i, &failed, sb.n) {
+			if (m->sb.state[i] != RS_MS_FAILED) {
+				m->sb.state[i] = RS_MS_FAILED;
+				m->state_gen++;
+			}
+		}
+		rs_meta_publish(m);
+		m->committed_gen = gen;
+		m->activated = true;
+		rs_meta_wake(m, &ready);
+		spin_unlock_irqrestore(&m->lock, flags);
+		rs_meta_run_ready(&ready);
+	}
+}
+
+static void rs_meta_commit_work(struct work_struct *work)
+{
+	struct rs_meta *m = container_of(work, struct rs_meta, commit_work);
+
+	rs_meta_commit(m);
+}
+
+/* ---- the state ---- */
+
+void rs_meta_request_commit(struct rs_meta *m)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&m->lock, flags);
+	m->state_gen++;
+	spin_unlock_irqrestore(&m->lock, flags);
+	queue_work(m->wq, &m->commit_work);
+}
+
+/*
+ * Member @idx failed: record it and commit. Returns true the first time.
+ * Any context.
+ */
+bool rs_meta_member_failed(struct rs_meta *m, unsigned int idx)
+{
+	unsigned long flags;
+	bool first;
+
+	spin_lock_irqsave(&m->lock, flags);
+	first = m->sb.state[idx] != RS_MS_FAILED;
+	if (first) {
+		m->sb.state[idx] = RS_MS_FAILED;
+		m->state_gen++;
+		rs_meta_publish(m);
+	}
+	spin_unlock_irqrestore(&m->lock, flags);
+	if (first && m->activated)
+		queue_work(m->wq, &m->commit_work);
+	return first;
+}
+
+/*
+ * Whether every state change so far is durable. If not, @op is queued to
+ * run @fn once it is, and false is returned. Never sleeps.
+ */
+bool rs_meta_wait_committed(struct rs_meta *m, struct rs_op *op, rs_op_fn fn)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&m->lock, flags);
+	if (m->committed_gen == m->state_gen) {
+		spin_unlock_irqrestore(&m->lock, flags);
+		return true;
+	}
+	op->token = m->state_gen;
+	op->run = fn;
+	list_add_tail(&op->wait, &m->waiters);
+	spin_unlock_irqrestore(&m->lock, flags);
+	queue_work(m->wq, &m->commit_work);
+	return false;
+}
+
+/* The rebuild has reached @cp (stripes below are good); @done: it is over. */
+void rs_meta_set_rebuild_cp(struct rs_meta *m, u64 cp, bool done)
+{
+	struct rainssd *rs = m->rs;
+	unsigned int rb = READ_ONCE(rs->rebuild_member);
+	unsigned long flags;
+
+	if (rb == RS_NO_MEMBER)
+		return;
+	spin_lock_irqsave(&m->lock, flags);
+	if (m->sb.state[rb] == RS_MS_REBUILDING) {
+		m->sb.cp[rb] = cp;
+		if (done) {
+			m->sb.state[rb] = RS_MS_IN_SYNC;
+			m->sb.cp[rb] = 0;
+			m->state_gen++;
+		}
+		rs_meta_publish(m);
+	}
+	spin_unlock_irqrestore(&m->lock, flags);
+	if (done)
+		queue_work(m->wq, &m->commit_work);
+}
+
+void rs_meta_set_resync_cp(struct rs_meta *m, u64 cp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&m->lock, flags);
+	m->sb.resync_cp = cp;
+	rs_meta_publish(m);
+	spin_unlock_irqrestore(&m->lock, flags);
+}
+
+unsigned int rs_meta_state(struct rs_meta *m, unsigned int idx)
+{
+	unsigned long flags;
+	unsigned int st;
+
+	spin_lock_irqsave(&m->lock, flags);
+	st = m->sb.state[idx];
+	spin_unlock_irqrestore(&m->lock, flags);
+	return st;
+}
+
+u64 rs_meta_events(struct rs_meta *m)
+{
+	unsigned long flags;
+	u64 ev;
+
+	spin_lock_irqsave(&m->lock, flags);
+	ev = m->sb.events;
+	spin_unlock_irqrestore(&m->lock, flags);
+	return ev;
+}
+
+/* ---- life cycle ---- */
+
+/*
+ * A handle holding the state @as decided (nothing written yet: the first
+ * resume writes it, when no older table of the device can still write).
+ */
+int rs_meta_create(struct rainssd *rs, const struct rs_assembly *as, struct rs_meta **out)
+{
+	struct rs_meta *m;
+	unsigned int i;
+
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m)
+		return -ENOMEM;
+	m->rs = rs;
+	spin_lock_init(&m->lock);
+	INIT_LIST_HEAD(&m->waiters);
+	INIT_WORK(&m->commit_work, rs_meta_commit_work);
+	init_completion(&m->written);
+	generate_random_uuid(m->fresh_uuid);
+	m->fresh_ctime = ktime_get_real_seconds();
+	m->sb = as->sb;
+	if (as->fresh) {
+		memcpy(m->sb.uuid, m->fresh_uuid, sizeof(m->sb.uuid));
+		m->sb.ctime = m->fresh_ctime;
+	}
+	m->io = dm_io_client_create();
+	if (IS_ERR(m->io)) {
+		m->io = NULL;
+		goto bad;
+	}
+	m->wq = alloc_ordered_workqueue("rainssd-meta", WQ_MEM_RECLAIM);
+	if (!m->wq)
+		goto bad;
+	for (i = 0; i < m->sb.n; i++) {
+		m->block[i] = kmalloc(RS_SB_SIZE, GFP_KERNEL);
+		if (!m->block[i])
+			goto bad;
+	}
+	m->state_gen = 1;	/* the first resume writes */
+	rs_meta_publish(m);
+	*out = m;
+	return 0;
+bad:
+	rs_meta_destroy(m);
+	return -ENOMEM;
+}
+
+void rs_meta_destroy(struct rs_meta *m)
+{
+	unsigned int i;
+
+	if (!m)
+		return;
+	if (m->wq)
+		destroy_workqueue(m->wq);
+	WARN_ON_ONCE(!list_empty(&m->waiters));
+	if (m->io)
+		dm_io_client_destroy(m->io);
+	for (i = 0; i < RS_MAX_DEVS; i++)
+		kfree(m->block[i]);
+	kfree(m);
+}
+
+static void rs_meta_log(struct rainssd *rs, const struct rs_assembly *as)
+{
+	unsigned int i;
+
+	if (as->fresh)
+		DMINFO("%s: a new volume: superblocks written%s",
+		       dm_device_name(dm_table_get_md(rs->ti->table)),
+		       as->sb.resync_cp < as->sb.stripes ? ", parity resync started" : " (nosync)");
+	for_each_set_bit(i, &as->failed, as->sb.n)
+		DMERR("member %u: %s: it is failed and serves no data", i,
+		      test_bit(i, &as->stale) ? "stale (its superblock is older than the others')" :
+						 "missing from the table");
+}
+
+/*
+ * The table's first resume: read the superblocks again (an older table of
+ * the device may have committed since this one was loaded; it is suspended
+ * now), decide again with the table's @a, and write the state with the
+ * next generation: a new volume's superblocks, a failed, missing, stale or
+ * rebuilding member. An error refuses the resume. Sleeps.
+ */
+int rs_meta_activate(struct rs_meta *m, struct rs_activation *a)
+{
+	struct rs_assembly *as;
+	unsigned long flags;
+	int r;
+
+	if (m->activated)
+		return 0;
+	as = kzalloc(sizeof(*as), GFP_KERNEL);
+	if (!as)
+		return -ENOMEM;
+	r = rs_meta_read(m->rs, a);
+	if (!r) {
+		rs_assemble(a, as);
+		if (as->error) {
+			DMERR("resume refused: %s (member %d)", as->error, as->bad_slot);
+			r = -EINVAL;
+		}
+	}
+	if (!r) {
+		spin_lock_irqsave(&m->lock, flags);
+		m->sb = as->sb;
+		if (as->fresh) {
+			memcpy(m->sb.uuid, m->fresh_uuid, sizeof(m->sb.uuid));
+			m->sb.ctime = m->fresh_ctime;
+		}
+		m->state_gen++;
+		rs_meta_publish(m);
+		spin_unlock_irqrestore(&m->lock, flags);
+		rs_meta_log(m->rs, as);
+		r = rs_meta_commit(m);
+	}
+	kfree(as);
+	return r;
+}
+
+/* Write the latest state now (suspend). Sleeps. */
+int rs_meta_commit_sync(struct rs_meta *m)
+{
+	unsigned long flags;
+
+	flush_work(&m->commit_work);
+	spin_lock_irqsave(&m->lock, flags);
+	m->state_gen++;
+	spin_unlock_irqrestore(&m->lock, flags);
+	return rs_meta_commit(m);
+}

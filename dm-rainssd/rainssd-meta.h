@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dm-rainssd member state and its superblocks (format: rainssd-sb.h).
+ *
+ * The volume's state (every member's: in sync, failed, rebuilding with its
+ * checkpoint; the initial resync's checkpoint) lives in an opaque handle,
+ * struct rs_meta, and is committed to the superblock of every member that
+ * is not failed. The I/O path reads the parts it needs from struct rainssd
+ * (dead_mask, rebuild_member, rebuild_cp, resync_cp), which this unit keeps
+ * in step.
+ *
+ * A state change (a member failing) is recorded at once and committed by a
+ * work item; rs_meta_wait_committed() holds an operation (never a thread)
+ * until everything changed so far is durable, so a write that skipped a
+ * failed member is acknowledged only once no reload or reboot can bring
+ * that member back in service.
+ *
+ * Contexts: rs_meta_read, rs_meta_create, rs_meta_activate,
+ * rs_meta_commit_sync and rs_meta_destroy sleep (constructor, resume,
+ * suspend, destructor). rs_meta_member_failed may be called in any context,
+ * interrupt included. rs_meta_wait_committed and rs_meta_set_rebuild_cp
+ * run in process context and never sleep.
+ */
+#ifndef RAINSSD_META_H
+#define RAINSSD_META_H
+
+#include <linux/types.h>
+
+#include "rainssd-op.h"
+#include "rainssd-sb.h"
+
+struct rainssd;
+struct rs_meta;
+
+int rs_meta_read(struct rainssd *rs, struct rs_activation *a);
+int rs_meta_create(struct rainssd *rs, const struct rs_assembly *as, struct rs_meta **out);
+void rs_meta_destroy(struct rs_meta *m);
+int rs_meta_activate(struct rs_meta *m, struct rs_activation *a);
+int rs_meta_commit_sync(struct rs_meta *m);
+
+bool rs_meta_member_failed(struct rs_meta *m, unsigned int idx);
+bool rs_meta_wait_committed(struct rs_meta *m, struct rs_op *op, rs_op_fn fn);
+void rs_meta_set_rebuild_cp(struct rs_meta *m, u64 cp, bool done);
+void rs_meta_set_resync_cp(struct rs_meta *m, u64 cp);
+void rs_meta_request_commit(struct rs_meta *m);
+unsigned int rs_meta_state(struct rs_meta *m, unsigned int idx);
+u64 rs_meta_events(struct rs_meta *m);
+
+#endif

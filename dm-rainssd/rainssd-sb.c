@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-rainssd superblock encoding and activation decisions (see
+ * rainssd-sb.h). Pure functions: KUnit checks every decision.
+ */
+#include <linux/crc32c.h>
+#include <linux/kernel.h>
+#include <linux/string.h>
+
+#include "rainssd-sb.h"
+
+static const char * const rs_mstate_names[RS_NR_MSTATES] = {
+	[RS_MS_NONE] = "none",
+	[RS_MS_IN_SYNC] = "in_sync",
+	[RS_MS_FAILED] = "failed",
+	[RS_MS_REBUILDING] = "rebuilding",
+};
+
+const char *rs_mstate_name(unsigned int st)
+{
+	return st < RS_NR_MSTATES ? rs_mstate_names[st] : "unknown";
+}
+
+static u32 rs_sb_csum(const void *block)
+{
+	const struct rs_sb_disk *d = block;
+	size_t off = offsetof(struct rs_sb_disk, csum);
+	u32 zero = 0, c;
+
+	c = crc32c(~0U, block, off);
+	c = crc32c(c, &zero, sizeof(zero));
+	off += sizeof(d->csum);
+	c = crc32c(c, (const u8 *)block + off, RS_SB_SIZE - off);
+	return ~c;
+}
+
+/* @sb into the RS_SB_SIZE bytes at @block, checksummed. */
+void rs_sb_encode(const struct rs_sb *sb, void *block)
+{
+	struct rs_sb_disk *d = block;
+	unsigned int i;
+
+	BUILD_BUG_ON(sizeof(struct rs_sb_disk) > RS_SB_SIZE);
+	memset(block, 0, RS_SB_SIZE);
+	d->magic = cpu_to_le64(RS_SB_MAGIC);
+	d->version = cpu_to_le32(RS_SB_VERSION);
+	memcpy(d->uuid, sb->uuid, sizeof(d->uuid));
+	d->events = cpu_to_le64(sb->events);
+	d->chunk_sectors = cpu_to_le32(sb->chunk);
+	d->nr_members = cpu_to_le32(sb->n);
+	d->data_offset = cpu_to_le64(sb->data_offset);
+	d->stripes = cpu_to_le64(sb->stripes);
+	d->resync_checkpoint = cpu_to_le64(sb->resync_cp);
+	d->role = cpu_to_le32(sb->role);
+	d->flags = cpu_to_le32(sb->flags);
+	d->ctime = cpu_to_le64(sb->ctime);
+	for (i = 0; i < sb->n && i < RS_MAX_DEVS; i++) {
+		d->members[i].state = sb->state[i];
+		d->members[i].checkpoint = cpu_to_le64(sb->cp[i]);
+	}
+	d->csum = cpu_to_le32(rs_sb_csum(block));
+}
+
+/*
+ * Decode one copy. BLANK when it has no magic (never written by us);
+ * CORRUPT, with *@why set, when it has the magic but anything else is
+ * wrong; VALID with @sb filled otherwise.
+ */
+enum rs_sb_read rs_sb_decode(const void *block, struct rs_sb *sb, const char **why)
+{
+	const struct rs_sb_disk *d = block;
+	unsigned int i;
+
+	*why = NULL;
+	if (le64_to_cpu(d->magic) != RS_SB_MAGIC)
+		return RS_SBR_BLANK;
+	if (le32_to_cpu(d->csum) != rs_sb_csum(block)) {
+		*why = "bad checksum";
+		return RS_SBR_CORRUPT;
+	}
+	if (le32_to_cpu(d->version) != RS_SB_VERSION) {
+		*why = "unknown format version";
+		return RS_SBR_CORRUPT;
+	}
+	memset(sb, 0, sizeof(*sb));
+	memcpy(sb->uuid, d->uuid, sizeof(sb->uuid));
+	sb->events = le64_to_cpu(d->events);
+	sb->chunk = le32_to_cpu(d->chunk_sectors);
+	sb->n = le32_to_cpu(d->nr_members);
+	sb->data_offset = le64_to_cpu(d->data_offset);
+	sb->stripes = le64_to_cpu(d->stripes);
+	sb->resync_cp = le64_to_cpu(d->resync_checkpoint);
+	sb->role = le32_to_cpu(d->role);
+	sb->flags = le32_to_cpu(d->flags);
+	sb->ctime = le64_to_cpu(d->ctime);
+	if (sb->n < RS_MIN_DEVS || sb->n > RS_MAX_DEVS || sb->role >= sb->n ||
+	    sb->chunk < RS_MIN_CHUNK || sb->chunk > RS_MAX_CHUNK ||
+	    (sb->chunk & (sb->chunk - 1)) || sb->resync_cp > sb->stripes ||
+	    !sb->events || (sb->flags & ~RS_SBF_KNOWN)) {
+		*why = "impossible field values";
+		return RS_SBR_CORRUPT;
+	}
+	for (i = 0; i < RS_MAX_DEVS; i++) {
+		u8 st = d->members[i].state;
+
+		if ((i < sb->n && (st == RS_MS_NONE || st >= RS_NR_MSTATES)) ||
+		    (i >= sb->n && st != RS_MS_NONE)) {
+			*why = "impossible member state";
+			return RS_SBR_CORRUPT;
+		}
+		sb->state[i] = st;
+		sb->cp[i] = le64_to_cpu(d->members[i].checkpoint);
+		if (st == RS_MS_REBUILDING && sb->cp[i] > sb->stripes) {
+			*why = "rebuild checkpoint beyond the volume";
+			return RS_SBR_CORRUPT;
+		}
+	}
+	return RS_SBR_VALID;
+}
+
+/* The newest valid copy of a slot, or NULL. */
+const struct rs_sb *rs_slot_newest(const struct rs_slot *s)
+{
+	const struct rs_sb *best = NULL;
+	unsigned int c;
+
+	for (c = 0; c < RS_SB_COPIES; c++)
+		if (s->copy[c] == RS_SBR_VALID && (!best || s->sb[c].events > best->events))
+			best = &s->sb[c];
+	return best;
+}
+
+static bool rs_slot_blank(const struct rs_slot *s)
+{
+	unsigned int c;
+
+	for (c = 0; c < RS_SB_COPIES; c++)
+		if (s->copy[c] != RS_SBR_BLANK)
+			return false;
+	return true;
+}
+
+/* Corrupt: a copy with the magic but bad contents, and no valid copy besides. */
+static bool rs_slot_corrupt(const struct rs_slot *s)
+{
+	return !rs_slot_blank(s) && !rs_slot_newest(s);
+}
+
+static void rs_refuse(struct rs_assembly *out, int slot, const char *error)
+{
+	out->error = error;
+	out->bad_slot = slot;
+}
+
+/*
+ * The superblock the volume's state comes from: among the members' newest
+ * valid copies, those of the volume most members belong to (so that a
+ * member of another volume is the one named, even when it is newer), the
+ * newest. NULL when every present member is blank.
+ */
+static const struct rs_sb *rs_assemble_reference(const struct rs_activation *a)
+{
+	const struct rs_sb *best = NULL, *s, *t;
+	unsigned int i, j, votes, best_votes = 0;
+
+	for (i = 0; i < a->n; i++) {
+		s = a->slot[i].missing ? NULL : rs_slot_newest(&a->slot[i]);
+		if (!s)
+			continue;
+		votes = 0;
+		for (j = 0; j < a->n; j++) {
+			t = a->slot[j].missing ? NULL : rs_slot_newest(&a->slot[j]);
+			if (t)
+				votes += !memcmp(s->uuid, t->uuid, sizeof(s->uuid));
+		}
+		if (votes > best_votes || (votes == best_votes && s->events > best->events)) {
+			best = s;
+			best_votes = votes;
+		}
+	}
+	return best;
+}
+
+/* A new volume: every present member gets a superblock. */
+static void rs_assemble_fresh(const struct rs_activation *a, struct rs_assembly *out)
+{
+	struct rs_sb *sb = &out->sb;
+	unsigned int i;
+
+	out->fresh = true;
+	sb->events = 0;
+	sb->chunk = a->geom.chunk;
+	sb->n = a->n;
+	sb->data_offset = a->geom.data_offset;
+	sb->stripes = a->usable_stripes;
+	sb->resync_cp = a->nosync ? sb->stripes : 0;
+	sb->flags = 0;
+	for (i = 0; i < a->n; i++) {
+		sb->state[i] = RS_MS_IN_SYNC;
+		sb->cp[i] = 0;
+	}
+}
+
+/*
+ * Decide what the table and the members' superblocks make of the volume.
+ *
+ *  - Every present member blank and none missing: a new volume (parity made
+ *    by a resync from stripe 0, or taken as it is with nosync).
+ *  - A member with a copy that has the magic but no valid copy: refused.
+ *  - Members of another volume (uuid), in another slot (role), or whose
+ *    geometry differs from the table or from each other: refused.
+ *  - The newest generation among the members is the volume's state. A
+ *    member that state marks failed stays failed; one whose own superblock
+ *    is older than the newest (it missed a commit, so it may have missed
+ *    data too) is stale and is failed; "-" fails its slot. None of them
+ *    serves data.
+ *  - "rebuild <i>" makes slot i rebuilding: from its checkpoint when the
+ *    superblocks already say it is, else from stripe 0; a blank device is
+ *    accepted only there. Not while the initial resync is unfinished: the
+ *    parity could not rebuild it.
+ *  - With two or more members failed, missing, stale or rebuilding: refused.
+ */
+void rs_assemble(const struct rs_activation *a, struct rs_assembly *out)
+{
+	const struct rs_sb *newest = NULL, *s;
+	unsigned int i, present = 0, blank = 0, failed;
+	struct rs_sb *sb = &out->sb;
+
+	memset(out, 0, sizeof(*out));
+	out->bad_slot = -1;
+
+	for (i = 0; i < a->n; i++) {
+		const struct rs_slot *sl = &a->slot[i];
+
+		if (sl->missing)
+			continue;
+		present++;
+		if (rs_slot_blank(sl)) {
+			blank++;
+			continue;
+		}
+		if (rs_slot_corrupt(sl))
+			return rs_refuse(out, i,
+				 "Member superblock is corrupt (both copies): refusing to trust it");
+	}
+	if (!present)
+		return rs_refuse(out, -1, "No member device given");
+	newest = rs_assemble_reference(a);
+	if (!newest) {
+		for (i = 0; i < a->n; i++) {
+			if (a->slot[i].missing)
+				return rs_refuse(out, i,
+				 "A new volume cannot have a missing member");
+			if (a->slot[i].rebuild)
+				return rs_refuse(out, i,
+				 "rebuild given for a new volume: there is nothing to rebuild from");
+		}
+		return rs_assemble_fresh(a, out);
+	}
+
+	/* Every member with a superblock must belong here. */
+	for (i = 0; i < a->n; i++) {
+		const struct rs_slot *sl = &a->slot[i];
+
+		if (sl->missing || rs_slot_blank(sl))
+			continue;
+		s = rs_slot_newest(sl);
+		if (memcmp(s->uuid, newest->uuid, sizeof(s->uuid)))
+			return rs_refuse(out, i,
+				 "Member belongs to another volume (superblock uuid differs)");
+		if (s->n != a->n || s->chunk != a->geom.chunk ||
+		    s->data_offset != a->geom.data_offset)
+			return rs_refuse(out, i,
+				 "Member superblock geometry (chunk, #devs, data offset) differs from the table");
+		if (s->stripes != newest->stripes)
+			return rs_refuse(out, i,
+				 "Member superblock volume size differs from the other members'");
+		if (s->role != i)
+			return rs_refuse(out, i,
+				 "Member is in the wrong place: its superblock gives another role");
+	}
+	if (a->stripes > newest->stripes)
+		return rs_refuse(out, -1,
+				 "Target length exceeds the volume size in the superblocks");
+	if (a->usable_stripes < newest->stripes)
+		return rs_refuse(out, -1,
+				 "Member devices are smaller than the volume in the superblocks");
+
+	*sb = *newest;
+	for (i = 0; i < a->n; i++) {
+		const struct rs_slot *sl = &a->slot[i];
+		bool stale = false;
+
+		if (sl->missing) {
+			if (sb->state[i] != RS_MS_FAILED)
+				__set_bit(i, &out->failed);
+			sb->state[i] = RS_MS_FAILED;
+			continue;
+		}
+		if (rs_slot_blank(sl)) {
+			if (!sl->rebuild)
+				return rs_refuse(out, i,
+				 "Member has no superblock but the others do: give rebuild <idx> to add it");
+		} else {
+			/*
+			 * Older than the newest generation: it missed a commit,
+			 * so it may have missed writes too (an old copy of the
+			 * device looks the same as one a crash cut off in the
+			 * middle of a commit). md kicks such a device too.
+			 */
+			stale = rs_slot_newest(sl)->events < newest->events;
+		}
+		if (sl->rebuild) {
+			if (sb->state[i] != RS_MS_REBUILDING || rs_slot_blank(sl) || stale)
+				sb->cp[i] = 0;
+			sb->state[i] = RS_MS_REBUILDING;
+			continue;
+		}
+		if (stale && sb->state[i] != RS_MS_FAILED) {
+			__set_bit(i, &out->stale);
+			__set_bit(i, &out->failed);
+			sb->state[i] = RS_MS_FAILED;
+		}
+	}
+	failed = 0;
+	for (i = 0; i < a->n; i++) {
+		failed += sb->state[i] != RS_MS_IN_SYNC;
+		if (sb->state[i] == RS_MS_REBUILDING && sb->resync_cp < sb->stripes)
+			return rs_refuse(out, i,
+				 "Cannot rebuild: the initial resync did not finish, the parity cannot rebuild a member");
+	}
+	if (failed > 1)
+		return rs_refuse(out, -1,
+				 "Two or more members failed, missing, stale or rebuilding: the data cannot be served");
+}

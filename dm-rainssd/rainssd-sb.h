@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dm-rainssd superblock: the on-disk format, its encoding, and the
+ * activation decisions (pure: no I/O, no allocation, no locking; any
+ * context). rainssd-meta.c reads and writes it.
+ *
+ * Every member holds two copies, 4 KiB each, at RS_SB_SECTOR and
+ * RS_SB_SECTOR + 8 (1 MiB into the reserved area, clear of md's own
+ * superblock at 4 KiB). A commit writes generation (events) g to copy
+ * g % 2 of every live member, so a torn write leaves the other copy whole.
+ * All fields little-endian; crc32c over the 4 KiB with the csum field zero.
+ */
+#ifndef RAINSSD_SB_H
+#define RAINSSD_SB_H
+
+#include <linux/bits.h>
+#include <linux/types.h>
+
+#include "rainssd-geometry.h"
+
+#define RS_SB_MAGIC		0x3142535344534e52ULL	/* "RNSDSSB1" as little-endian bytes */
+#define RS_SB_VERSION		1
+#define RS_SB_SECTOR		2048ULL			/* copy 0; copy 1 is 8 sectors on */
+#define RS_SB_SIZE		4096
+#define RS_SB_COPIES		2
+
+/* A member's state, in every superblock's table. */
+enum rs_mstate {
+	RS_MS_NONE,		/* no member in this slot (never written) */
+	RS_MS_IN_SYNC,		/* holds its data and parity */
+	RS_MS_FAILED,		/* failed: never serves data until rebuilt */
+	RS_MS_REBUILDING,	/* being rebuilt: stripes below its checkpoint are good */
+	RS_NR_MSTATES,
+};
+
+/* Superblock flags. */
+#define RS_SBF_CLEAN		BIT(0)	/* shut down cleanly (suspend + dtr) */
+#define RS_SBF_KNOWN		RS_SBF_CLEAN
+
+struct rs_sb_member_disk {
+	__u8 state;			/* enum rs_mstate */
+	__u8 pad[7];
+	__le64 checkpoint;		/* rebuilding: stripes [0, checkpoint) are done */
+} __packed;
+
+struct rs_sb_disk {
+	__le64 magic;
+	__le32 version;
+	__le32 csum;			/* crc32c of the block with this field 0 */
+	__u8 uuid[16];			/* the volume's */
+	__le64 events;			/* generation: every commit adds one */
+	__le32 chunk_sectors;
+	__le32 nr_members;
+	__le64 data_offset;		/* sectors */
+	__le64 stripes;			/* stripes of the volume (data area / chunk) */
+	__le64 resync_checkpoint;	/* stripes [0, this) have parity made from their data */
+	__le32 role;			/* this member's slot in the table */
+	__le32 flags;			/* RS_SBF_* */
+	__le64 ctime;			/* creation, seconds since the epoch */
+	__u8 reserved[48];
+	struct rs_sb_member_disk members[RS_MAX_DEVS];
+} __packed;
+
+/* The decoded superblock. */
+struct rs_sb {
+	u8 uuid[16];
+	u64 events;
+	unsigned int chunk;
+	unsigned int n;
+	u64 data_offset;
+	u64 stripes;
+	u64 resync_cp;
+	unsigned int role;
+	u32 flags;
+	u64 ctime;
+	u8 state[RS_MAX_DEVS];		/* enum rs_mstate */
+	u64 cp[RS_MAX_DEVS];		/* rebuild checkpoints */
+};
+
+/* What one copy held. */
+enum rs_sb_read {
+	RS_SBR_BLANK,		/* no magic: never written */
+	RS_SBR_VALID,
+	RS_SBR_CORRUPT,		/* magic, but a bad checksum, version or field */
+};
+
+void rs_sb_encode(const struct rs_sb *sb, void *block);
+enum rs_sb_read rs_sb_decode(const void *block, struct rs_sb *sb, const char **why);
+
+/* ---- activation ---- */
+
+/* What the table says of slot i. */
+struct rs_slot {
+	bool missing;			/* "-" in the table */
+	bool rebuild;			/* "rebuild <i>" */
+	enum rs_sb_read copy[RS_SB_COPIES];
+	struct rs_sb sb[RS_SB_COPIES];	/* the copies that decoded */
+};
+
+struct rs_activation {
+	struct rs_geom geom;		/* the table's */
+	u64 stripes;			/* the table's length in stripes (rounded up) */
+	u64 usable_stripes;		/* what the members hold */
+	bool nosync;
+	unsigned int n;
+	struct rs_slot slot[RS_MAX_DEVS];
+};
+
+/* The outcome: either an error, or the volume's state. */
+struct rs_assembly {
+	const char *error;		/* for ti->error; NULL when it activates */
+	int bad_slot;			/* the slot the error is about, or -1 */
+	bool fresh;			/* a new volume: every superblock written anew */
+	struct rs_sb sb;		/* the state to commit (events is the last seen) */
+	unsigned long failed;		/* slots failed at activation (for the log) */
+	unsigned long stale;		/* of those, present but out of date */
+};
+
+void rs_assemble(const struct rs_activation *a, struct rs_assembly *out);
+const struct rs_sb *rs_slot_newest(const struct rs_slot *s);
+const char *rs_mstate_name(unsigned int st);
+
+#endif

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-rainssd background synchronisation (see rainssd-sync.h).
+ */
+#include <linux/jiffies.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <linux/wait.h>
+
+#include "rainssd.h"
+#include "rainssd-meta.h"
+#include "rainssd-raid5.h"
+#include "rainssd-sync.h"
+
+/* The checkpoint is committed this often while a sync runs. */
+#define RS_SYNC_COMMIT_NS	(2ULL * NSEC_PER_SEC)
+/* The rate is measured over windows of about this long. */
+#define RS_SYNC_WINDOW_NS	(2ULL * NSEC_PER_SEC)
+/* A pause to let user I/O by, when the rate is above the minimum. */
+#define RS_SYNC_YIELD_MS	2
+
+enum rs_sync_what {
+	RS_SYNC_IDLE,
+	RS_SYNC_RESYNC,
+	RS_SYNC_REBUILD,
+};
+
+struct rs_sync {
+	struct rainssd *rs;
+	struct delayed_work work;
+	wait_queue_head_t idle_wait;
+
+	spinlock_t lock;		/* protects running, busy, halted */
+	bool running;			/* resumed: steps may be issued */
+	bool busy;			/* an operation is in flight */
+	bool halted;			/* stopped by an error until the next resume */
+
+	/* The operation in flight (only the work item and its completion touch these). */
+	enum rs_sync_what what;
+	u64 pos;
+	unsigned int nr;
+
+	u64 win_start;			/* rate window: when it began, ns */
+	u64 win_sectors;		/* sectors per member synced in it */
+	u64 last_commit;		/* when the checkpoint was last committed, ns */
+	u64 user_ios;			/* user bios counted at the last step */
+};
+
+static enum rs_sync_what rs_sync_next(struct rainssd *rs, u64 *pos)
+{
+	u64 resync = READ_ONCE(rs->resync_cp);
+
+	if (resync < rs->stripes) {
+		/* The parity needs every member. */
+		if (READ_ONCE(rs->dead_mask) || READ_ONCE(rs->rebuild_member) != RS_NO_MEMBER)
+			return RS_SYNC_IDLE;
+		*pos = resync;
+		return RS_SYNC_RESYNC;
+	}
+	if (READ_ONCE(rs->rebuild_member) != RS_NO_MEMBER && !READ_ONCE(rs->dead_mask)) {
+		*pos = READ_ONCE(rs->rebuild_cp);
+		return RS_SYNC_REBUILD;
+	}
+	return RS_SYNC_IDLE;
+}
+
+/* Whether user I/O went on since the last step. */
+static bool rs_sync_user_busy(struct rs_sync *s)
+{
+	struct rainssd *rs = s->rs;
+	u64 ios = 0;
+	unsigned int m;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct rs_stats *st = per_cpu_ptr(rs->stats, cpu);
+
+		ios += st->c[RS_STAT_READS] + st->c[RS_STAT_WRITES];
+	}
+	for (m = 0; m < rs->geom.n; m++)
+		if (rs_load_queued(&rs->load, m))
+			ios++;
+	if (ios == s->user_ios)
+		return false;
+	s->user_ios = ios;
+	return true;
+}
+
+/*
+ * How long to wait before the next step, in jiffies: not above
+ * max_recovery_rate, and while user I/O goes on, a short pause whenever
+ * the rate is above min_recovery_rate.
+ */
+static unsigned long rs_sync_throttle(struct rs_sync *s)
+{
+	struct rainssd *rs = s->rs;
+	u64 now = ktime_get_ns(), elapsed = now - s->win_start;
+	u64 kib = s->win_sectors / 2;
+	u64 min = READ_ONCE(rs->min_recovery_rate), max = READ_ONCE(rs->max_recovery_rate);
+	u64 need_ns;
+
+	if (elapsed > RS_SYNC_WINDOW_NS) {
+		s->win_start = now;
+		s->win_sectors = 0;
+		return 0;
+	}
+	/* At max KiB/s, kib takes kib / max seconds. */
+	need_ns = max ? div64_u64(kib * NSEC_PER_SEC, max) : 0;
+	if (need_ns > elapsed)
+		return nsecs_to_jiffies(need_ns - elapsed) ?: 1;
+	need_ns = min ? div64_u64(kib * NSEC_PER_SEC, min) : 0;
+	if (rs_sync_user_busy(s) && need_ns > elapsed)
+		return msecs_to_jiffies(RS_SYNC_YIELD_MS) ?: 1;
+	return 0;
+}
+
+static void rs_sync_done(void *ctx, blk_status_t status);
+
+static void rs_sync_work(struct work_struct *work)
+{
+	struct rs_sync *s = container_of(to_delayed_work(work), struct rs_sync, work);
+	struct rainssd *rs = s->rs;
+	unsigned int maxs = rs_r5_max_stripes(&rs->geom);
+	enum rs_sync_what what;
+	unsigned long delay;
+	u64 pos;
+
+	spin_lock_irq(&s->lock);
+	if (!s->running || s->busy || s->halted) {
+		spin_unlock_irq(&s->lock);
+		return;
+	}
+	s->busy = true;
+	spin_unlock_irq(&s->lock);
+
+	what = rs_sync_next(rs, &pos);
+	if (what == RS_SYNC_IDLE)
+		goto idle;
+	delay = rs_sync_throttle(s);
+	if (delay)
+		goto later;
+	s->what = what;
+	s->pos = pos;
+	s->nr = min_t(u64, maxs, rs->stripes - pos);
+	if (rs_r5_sync(rs, pos, s->nr, what == RS_SYNC_REBUILD, rs_sync_done, s))
+		return;
+	delay = 1;	/* no room in the stripe cache now */
+later:
+	spin_lock_irq(&s->lock);
+	s->busy = false;
+	if (s->running)
+		queue_delayed_work(rs->wq, &s->work, delay);
+	spin_unlock_irq(&s->lock);
+	wake_up(&s->idle_wait);
+	return;
+idle:
+	spin_lock_irq(&s->lock);
+	s->busy = false;
+	spin_unlock_irq(&s->lock);
+	wake_up(&s->idle_wait);
+}
+
+/*
+ * An operation ended, its stripes still held: move the checkpoint before
+ * they are let go, so that a user write that gets them next sees the
+ * rebuilt member in service there.
+ */
+static void rs_sync_done(void *ctx, blk_status_t status)
+{
+	struct rs_sync *s = ctx;
+	struct rainssd *rs = s->rs;
+	u64 cp = s->pos + s->nr, now = ktime_get_ns();
+	bool end = cp >= rs->stripes;
+
+	if (status) {
+		DMERR_LIMIT("%s stopped at stripe %llu: a member could not be read or written",
+			    s->what == RS_SYNC_REBUILD ? "rebuild" : "resync", s->pos);
+		spin_lock_irq(&s->lock);
+		s->halted = true;
+		s->busy = false;
+		spin_unlock_irq(&s->lock);
+		rs_meta_request_commit(rs->meta);
+		wake_up(&s->idle_wait);
+		return;
+	}
+	if (s->what == RS_SYNC_REBUILD)
+		rs_meta_set_rebuild_cp(rs->meta, cp, end);
+	else
+		rs_meta_set_resync_cp(rs->meta, cp);
+	s->win_sectors += (u64)s->nr * rs->geom.chunk;
+	if (end || now - s->last_commit > RS_SYNC_COMMIT_NS) {
+		s->last_commit = now;
+		rs_meta_request_commit(rs->meta);
+		if (end)
+			DMINFO("%s done", s->what == RS_SYNC_REBUILD ? "rebuild" : "resync");
+	}
+	spin_lock_irq(&s->lock);
+	s->busy = false;
+	if (s->running)
+		queue_delayed_work(rs->wq, &s->work, 0);
+	spin_unlock_irq(&s->lock);
+	wake_up(&s->idle_wait);
+}
+
+/* Start, or go on with, what the state needs. */
+void rs_sync_start(struct rs_sync *s)
+{
+	spin_lock_irq(&s->lock);
+	s->running = true;
+	s->halted = false;
+	s->win_start = ktime_get_ns();
+	s->win_sectors = 0;
+	s->last_commit = s->win_start;
+	queue_delayed_work(s->rs->wq, &s->work, 0);
+	spin_unlock_irq(&s->lock);
+}
+
+/* Something changed (a member failed): look again. */
+void rs_sync_kick(struct rs_sync *s)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&s->lock, flags);
+	if (s->running)
+		mod_delayed_work(s->rs->wq, &s->work, 0);
+	spin_unlock_irqrestore(&s->lock, flags);
+}
+
+static bool rs_sync_quiet(struct rs_sync *s)
+{
+	bool quiet;
+
+	spin_lock_irq(&s->lock);
+	quiet = !s->busy;
+	spin_unlock_irq(&s->lock);
+	return quiet;
+}
+
+/* Stop issuing and wait for the operation in flight (suspend). Sleeps. */
+void rs_sync_stop(struct rs_sync *s)
+{
+	spin_lock_irq(&s->lock);
+	s->running = false;
+	spin_unlock_irq(&s->lock);
+	cancel_delayed_work_sync(&s->work);
+	wait_event(s->idle_wait, rs_sync_quiet(s));
+}
+
+const char *rs_sync_status(struct rs_sync *s, u64 *done, u64 *total)
+{
+	struct rainssd *rs = s->rs;
+	u64 chunk = rs->geom.chunk;
+	bool halted;
+	u64 pos;
+
+	spin_lock_irq(&s->lock);
+	halted = s->halted;
+	spin_unlock_irq(&s->lock);
+	*total = rs->stripes * chunk;
+	switch (rs_sync_next(rs, &pos)) {
+	case RS_SYNC_RESYNC:
+		*done = pos * chunk;
+		return halted ? "frozen" : "resync";
+	case RS_SYNC_REBUILD:
+		*done = pos * chunk;
+		return halted ? "frozen" : "recover";
+	default:
+		*done = READ_ONCE(rs->resync_cp) < rs->stripes ? READ_ONCE(rs->resync_cp) * chunk :
+								*total;
+		return "idle";
+	}
+}
+
+int rs_sync_create(struct rainssd *rs, struct rs_sync **out)
+{
+	struct rs_sync *s = kzalloc(sizeof(*s), GFP_KERNEL);
+
+	if (!s)
+		return -ENOMEM;
+	s->rs = rs;
+	spin_lock_init(&s->lock);
+	init_waitqueue_head(&s->idle_wait);
+	INIT_DELAYED_WORK(&s->work, rs_sync_work);
+	*out = s;
+	return 0;
+}
+
+void rs_sync_destroy(struct rs_sync *s)
+{
+	if (!s)
+		return;
+	rs_sync_stop(s);
+	kfree(s);
+}

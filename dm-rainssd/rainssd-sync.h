@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dm-rainssd background synchronisation: the initial resync (parity made
+ * from the data, stripe by stripe) and the rebuild of a replaced member
+ * (its chunks made from the others), each an operation without a user bio
+ * of up to rs_r5_max_stripes() stripes at a time, checkpointed in the
+ * superblocks, between min_recovery_rate and max_recovery_rate (KiB/s per
+ * member) and yielding to user I/O above the minimum.
+ *
+ * Handle: struct rs_sync (opaque). rs_sync_create and rs_sync_destroy are
+ * for the constructor and destructor; rs_sync_start (resume) and
+ * rs_sync_stop (presuspend: waits for the operation in flight) may sleep;
+ * rs_sync_status never sleeps.
+ */
+#ifndef RAINSSD_SYNC_H
+#define RAINSSD_SYNC_H
+
+#include <linux/types.h>
+
+struct rainssd;
+struct rs_sync;
+
+int rs_sync_create(struct rainssd *rs, struct rs_sync **out);
+void rs_sync_destroy(struct rs_sync *s);
+void rs_sync_start(struct rs_sync *s);
+void rs_sync_stop(struct rs_sync *s);
+void rs_sync_kick(struct rs_sync *s);
+const char *rs_sync_status(struct rs_sync *s, u64 *done, u64 *total);
+
+#endif
