@@ -37,14 +37,26 @@ t_table() {
 	echo "0 $len rainssd $chunk ${#T_DEVS[@]} ${T_DEVS[*]}$opt"
 }
 
-# t_create <name> <chunk> [opt args...]: a volume over all of T_DEVS.
+# t_create <name> <chunk> [opt args...]: a new volume over all of T_DEVS.
+# The channels are zeroed, so their parity is already right: nosync (as
+# dm-raid users do), unless T_SYNC=1 asks for the initial resync.
 t_create() {
 	local name=$1 chunk=$2
 	shift 2
 	T_CHUNK=$chunk
 	T_LEN=$(t_usable "$chunk")
+	[ "${T_SYNC:-0}" = 1 ] || set -- "$@" nosync
 	t_table "$chunk" "$T_LEN" "$@" | dmsetup create "$name" || fail "dmsetup create $name"
 	udevadm settle 2>/dev/null || true
+}
+
+# t_wipe_sb <dev...>: clear rainssd superblocks (a fresh member again).
+t_wipe_sb() {
+	local d
+	for d in "$@"; do
+		dd if=/dev/zero of="$d" bs=4k seek=256 count=2 oflag=direct status=none ||
+			fail "wipe the superblocks of $d"
+	done
 }
 
 # t_status_field <name> <index>: one field of the status line after the
@@ -53,17 +65,19 @@ t_status_field() {
 	dmsetup status "$1" | awk -v i="$2" '{print $(4 + i)}'
 }
 
-# t_opstat <name> <field>: one of the operation layer's status fields, which
-# 1.3.0 appends after the member words: stripe_cache_used stripe_cache
-# stripe_cache_peak ops replans deferred reserve emergency.
+# t_opstat <name> <field>: one of the status fields appended after the
+# member words (1.3.0: stripe_cache_used stripe_cache stripe_cache_peak ops
+# replans deferred reserve emergency; 1.4.0: sync_ratio sync_action
+# read_errors repaired).
 t_opstat() {
 	local i=0 f
-	for f in stripe_cache_used stripe_cache stripe_cache_peak ops replans deferred reserve emergency; do
+	for f in stripe_cache_used stripe_cache stripe_cache_peak ops replans deferred reserve \
+		emergency sync_ratio sync_action read_errors repaired; do
 		[ "$f" = "$2" ] && break
 		i=$((i + 1))
 	done
-	[ $i -lt 8 ] || fail "t_opstat: no field $2"
-	dmsetup status "$1" | awk -v k=$((7 - i)) '{print $(NF - k)}'
+	[ $i -lt 12 ] || fail "t_opstat: no field $2"
+	dmsetup status "$1" | awk -v k=$((11 - i)) '{print $(NF - k)}'
 }
 
 # t_parity: run the parity checker over T_DEVS; fails the case on bad stripes.

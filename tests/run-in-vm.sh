@@ -1,5 +1,5 @@
 #!/bin/bash
-# run-in-vm.sh <moddir> [case-glob]: the test runner inside the VM.
+# run-in-vm.sh <moddir> [case-globs]: the test runner inside the VM.
 # Loads the module, runs the KUnit module if built (unless KUNIT=0), then
 # every integration case matching case-glob (default: the numbered ones); prints `ok - name` / `not ok - name` per test and `RUNNER-DONE` at the
 # end. A case also fails if the kernel log shows an oops, a warning, a lockdep
@@ -42,7 +42,11 @@ if [ -f "$moddir/rainssd_kunit.ko" ] && [ "${KUNIT:-1}" = 1 ]; then
 	rmmod rainssd_kunit
 fi
 
-for c in "$REPO"/tests/cases/$glob.sh; do
+cases=()
+for g in $glob; do	# one glob or several, separated by spaces
+	cases+=("$REPO"/tests/cases/$g.sh)
+done
+for c in "${cases[@]}"; do
 	name=$(basename "$c" .sh)
 	mark=$(klog_lines)
 	start=$(date +%s)

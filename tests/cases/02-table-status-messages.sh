@@ -8,7 +8,7 @@ majmin() { local h; h=$(stat -L -c '%t %T' "$1"); set -- $h; printf '%d:%d' "0x$
 want="0 $T_LEN rainssd 64 4"
 for d in "${T_DEVS[@]}"; do want+=" $(majmin "$d")"; done
 base=$want
-want+=" 2 policy rcw"
+want+=" 3 policy rcw nosync"
 got=$(dmsetup table rs0)
 [ "$got" = "$want" ] || fail "table: '$got' != '$want'"
 note "table round-trips: $got"
@@ -19,21 +19,25 @@ st=$(dmsetup status rs0)
 note "status: $st"
 set -- $st
 # 3 words of dmsetup, 12 basic, read_policy, 5 counters, rebuild_us, one
-# word per member, then the operation layer's 8 (1.3.0)
-[ $# -eq 34 ] || fail "status has $# words, want 34"
-[ "$4" = 1.3.0 ] && [ "$5" = 4 ] && [ "$6" = AAAA ] && [ "${15}" = rcw ] && [ "${16}" = direct ] &&
+# word per member, then the operation layer's 8 (1.3.0) and 4 (1.4.0)
+[ $# -eq 38 ] || fail "status has $# words, want 38"
+[ "$4" = 1.4.0 ] && [ "$5" = 4 ] && [ "$6" = AAAA ] && [ "${15}" = rcw ] && [ "${16}" = direct ] &&
 	[ "${22}" = 0 ] || fail "status fields"
 for w in "${@:23:4}"; do
 	[[ $w =~ ^([0-9]+:){9}[0-9]+$ ]] || fail "member word '$w'"
 done
 # No I/O yet: no stripe-cache entry in use, the default cache of 256 entries.
 [ "${27}" = 0 ] && [ "${28}" = 256 ] || fail "stripe cache fields: ${27} ${28}"
+# nosync: nothing to resync; no read errors, nothing repaired.
+[ "${36}" = idle ] && [ "${35}" = "$(( (T_LEN / 3) ))/$(( (T_LEN / 3) ))" ] ||
+	fail "sync fields: ${35} ${36}"
+[ "${37}" = 0:0:0:0 ] && [ "${38}" = 0:0:0:0 ] || fail "read error fields: ${37} ${38}"
 
 dmsetup message rs0 0 policy rmw || fail "policy rmw"
 [ "$(t_status_field rs0 11)" = rmw ] || fail "policy not switched"
-[ "$(dmsetup table rs0 | awk '{print $NF}')" = rmw ] || fail "table does not show the policy"
+[[ "$(dmsetup table rs0)" == *" policy rmw "* ]] || fail "table does not show the policy: $(dmsetup table rs0)"
 dmsetup message rs0 0 policy count
-[ "$(dmsetup table rs0 | wc -w)" -eq 9 ] || fail "default policy shown in table"
+[ "$(dmsetup table rs0 | wc -w)" -eq 11 ] || fail "default policy shown in table: $(dmsetup table rs0)"
 
 # Every optional argument by message; the table shows the non-defaults in a
 # fixed order, and a table carrying all of them loads and round-trips.
@@ -47,7 +51,7 @@ dmsetup message rs0 0 stall_factor 0
 dmsetup message rs0 0 xor_ns 0
 dmsetup message rs0 0 probe_ms 250
 dmsetup message rs0 0 recon_load_pct 0
-full="$base 18 policy adaptive read_policy adaptive stripe_cache 512 ewma_weight 32 freq_window 64 stall_factor 0 xor_ns 0 probe_ms 250 recon_load_pct 0"
+full="$base 19 policy adaptive read_policy adaptive stripe_cache 512 nosync ewma_weight 32 freq_window 64 stall_factor 0 xor_ns 0 probe_ms 250 recon_load_pct 0"
 [ "$(dmsetup table rs0)" = "$full" ] || fail "table after messages: $(dmsetup table rs0)"
 [ "$(t_status_field rs0 12)" = adaptive ] || fail "read_policy not shown in status"
 dmsetup message rs0 0 freq_window 128   # the default again: not shown
@@ -61,7 +65,8 @@ dmsetup message rs0 0 read_policy reconstruct || fail "read_policy reconstruct"
 for bad in "policy" "policy fastest" "read_policy count" "fail" "fail 4" "fail -1" "fail x" \
 	"frobnicate" "fail 1 2" "ewma_weight 0" "ewma_weight" "probe_ms x" "stats_reset now" \
 	"xor_ns 99999999" "recon_load_pct 1001" "stripe_cache 63" "stripe_cache 32769" \
-	"stripe_cache x"; do
+	"stripe_cache x" "nosync" "nosync 1" "rebuild 1" "max_recovery_rate 10" \
+	"min_recovery_rate 300000" "max_corr_read_errors x"; do
 	if dmsetup message rs0 0 $bad 2>/dev/null; then fail "message accepted: $bad"; fi
 done
 note "bad messages refused"
