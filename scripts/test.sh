@@ -33,10 +33,11 @@ make -s -C userspace-tools >/dev/null || die "tools build failed"
 
 {
 	step "build:6.1-stock-headers" bash scripts/build-module.sh "$(stock_headers)" "$RAINSSD_CACHE/mod-stock"
+	step "build:dkms(stock)" bash scripts/dkms-test.sh
 	step "check-style" bash scripts/check-style.sh
 	step "tools:rainssd-check" bash userspace-tools/tests/test-rainssd-check.sh
 	step "tools:rainssd-sim" bash userspace-tools/tests/test-rainssd-sim.sh
-	step "tools:unit-tests(rainssd-trace,rainssd-status)" python3 -m unittest discover -s userspace-tools/tests -p 'test_*.py'
+	step "tools:unit-tests(rainssd-trace,rainssd-status,rainssd-admin)" python3 -m unittest discover -s userspace-tools/tests -p 'test_*.py'
 	step "bench:selftest" python3 scripts/bench selftest
 } | tee "$results/host.out"
 

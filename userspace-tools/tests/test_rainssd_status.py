@@ -19,6 +19,11 @@ V12 = ("0 819200 rainssd 1.2.0 3 AAA 10 20 1 2 3 4 5 6 adaptive adaptive 7 8 9 1
 V13 = ("0 819200 rainssd 1.3.0 3 ADA 10 20 1 2 3 4 5 6 adaptive direct 7 8 9 11 12 480 "
        "1:2:300:400:50:0:13:14:15:16 0:0:0:0:0:0:0:0:0:0 3:1:30:40:5:7:17:18:19:20 "
        "12 256 40 1500 3 17 2 1")
+# 1.4.0: 1.3.0 plus <sync_ratio> <sync_action> <read_errors> <repaired>;
+# health letter a: being rebuilt.
+V14 = ("0 819200 rainssd 1.4.0 3 AaD 10 20 1 2 3 4 5 6 adaptive direct 7 8 9 11 12 480 "
+       "1:2:300:400:50:0:13:14:15:16 0:0:0:0:0:0:0:0:0:0 3:1:30:40:5:7:17:18:19:20 "
+       "12 256 40 1500 3 17 2 1 1024/4096 recover 5:0:7 2:0:3")
 TAIL = ["stripe_cache_used", "stripe_cache", "stripe_cache_peak", "ops", "replans",
         "deferred_bios", "reserve_ops", "emergency_steps"]
 
@@ -83,6 +88,59 @@ class StatusTool(unittest.TestCase):
         self.assertEqual(counters, {"ops": "1500", "replans": "3", "deferred_bios": "17",
                                     "reserve_ops": "2", "emergency_steps": "1"})
 
+    def test_v14_sync_fields(self):
+        rc, out, err = run("--json", "--line", V14)
+        self.assertEqual(rc, 0, err)
+        s = json.loads(out)["segments"][0]
+        self.assertEqual((s["version"], s["health"], s["probes"], s["rebuild_us"]),
+                         ("1.4.0", "AaD", 12, 480))
+        self.assertEqual([s[k] for k in TAIL], [12, 256, 40, 1500, 3, 17, 2, 1])
+        self.assertEqual((s["sync_ratio"], s["sync_done"], s["sync_total"], s["sync_action"]),
+                         ("1024/4096", 1024, 4096, "recover"))
+        self.assertEqual(s["read_errors"], [5, 0, 7])
+        self.assertEqual(s["repaired"], [2, 0, 3])
+        m = s["member"]
+        self.assertEqual([x["state"] for x in m], ["alive", "rebuilding", "dead"])
+        self.assertEqual([x["read_errors"] for x in m], [5, 0, 7])
+        self.assertEqual([x["repaired"] for x in m], [2, 0, 3])
+        self.assertEqual([x["t_read_us"] for x in m], [300, 0, 30])
+        self.assertEqual(m[2]["stalls"], 20)
+
+    def test_v14_labels(self):
+        rc, out, err = run("--line", V14)
+        self.assertEqual(rc, 0, err)
+        lines = out.splitlines()
+        self.assertIn("  sync_action            recover", lines)
+        ratio = [l for l in lines if l.split()[:1] == ["sync_ratio"]]
+        self.assertEqual(len(ratio), 1, out)
+        self.assertIn("1024/4096", ratio[0])
+        self.assertTrue(ratio[0].rstrip().endswith("(25.0%)"), ratio[0])
+        head = [l.split() for l in lines if l.split()[:2] == ["#", "state"]][0]
+        self.assertEqual(head[-2:], ["rd_errs", "repaired"])
+        rows = {l.split()[0]: l.split() for l in lines
+                if l.split()[:1] in (["0"], ["1"], ["2"]) and len(l.split()) == len(head)}
+        self.assertEqual(rows["1"][1], "rebuilding")
+        self.assertEqual(rows["2"][1], "dead")
+        self.assertEqual(rows["0"][-2:], ["5", "2"])
+        self.assertEqual(rows["2"][-2:], ["7", "3"])
+        # the 1.3.0 fields are still labelled, and a 1.3.0 line has no sync fields
+        self.assertTrue([l for l in lines if l.rstrip().endswith("12/256 (peak 40)")])
+        rc, out, _ = run("--line", V13)
+        self.assertNotIn("sync_action", out)
+        self.assertNotIn("rd_errs", out)
+
+    def test_v14_idle_and_frozen(self):
+        for action, ratio, pct in (("idle", "4096/4096", "(100.0%)"), ("frozen", "0/4096", "(0.0%)"),
+                                   ("resync", "2048/4096", "(50.0%)")):
+            line = V14.replace("1024/4096 recover", ratio + " " + action).replace("AaD", "AAA")
+            rc, out, err = run("--json", "--line", line)
+            self.assertEqual(rc, 0, err)
+            s = json.loads(out)["segments"][0]
+            self.assertEqual((s["sync_action"], s["sync_ratio"]), (action, ratio))
+            self.assertEqual([x["state"] for x in s["member"]], ["alive"] * 3)
+            rc, out, err = run("--line", line)
+            self.assertIn(pct, out)
+
     def test_v12_has_no_cache_fields(self):
         rc, out, err = run("--json", "--line", V12)
         self.assertEqual(rc, 0, err)
@@ -131,6 +189,16 @@ class StatusTool(unittest.TestCase):
             V13 + " 9",                                             # 1.3.0, one word too many
             V13.replace(" 256 40 ", " 256 x "),                      # stripe_cache_peak not a number
             V13.replace(" 0:0:0:0:0:0:0:0:0:0", ""),                 # 1.3.0, a member word missing
+            V13 + " 1024/4096 recover 5:0:7",                       # 1.4.0, a sync word missing
+            V14 + " 9",                                             # 1.4.0, one word too many
+            V14.replace("1024/4096", "1024"),                       # sync_ratio without /
+            V14.replace("1024/4096", "1024/x"),                     # sync_ratio not a number
+            V14.replace(" recover ", " 12 "),                       # sync_action not an action
+            V14.replace(" recover ", " rebuilding "),               # unknown sync_action
+            V14.replace(" 5:0:7 ", " 5:0 "),                        # read_errors of 2 members
+            V14.replace(" 2:0:3", " 2:0:3:4"),                      # repaired of 4 members
+            V14.replace(" 5:0:7 ", " 5:x:7 "),                      # read_errors not a number
+            V14.replace("AaD", "AbD"),                              # unknown health letter
             "",
         ]
         for line in bad:
