@@ -52,6 +52,8 @@ t_parity
 # rebuilt from chunks 0, 2, 3, 4 and the parity each time, under the stripe
 # lock. fio's strided zones: 4 KiB of I/O in every 20 KiB, sequentially.
 dmsetup remove rsv
+# A new volume with another chunk size: the old superblocks would refuse it.
+t_wipe_sb "${T_DEVS[@]}"
 t_create rsv 8 read_policy reconstruct
 zone="--zonemode=strided --zonesize=4k --zonerange=20k --bs=4k --rw=write --size=4m"
 t_fio_verify b $v $zone --offset=4k
