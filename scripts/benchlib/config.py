@@ -16,6 +16,9 @@ BENCH_DIR = os.path.join(REPO, "bench")
 FIO_DIR = os.path.join(REPO, "fio-jobs")
 
 KINDS = ("rainssd", "md-raid5", "md-raid10", "dm-raid5")
+# jobs: fio jobs on a healthy volume (the default); rebuild: a member fails
+# and is rebuilt onto a spare channel, idle and under a load job.
+SCENARIO_KINDS = ("jobs", "rebuild")
 SCHEME = {"rainssd": "raid5", "md-raid5": "raid5", "dm-raid5": "raid5", "md-raid10": "raid10"}
 
 
@@ -56,9 +59,25 @@ def load_contenders(path=None, extra=None):
         kind = sec.get("kind", "").strip()
         if kind not in KINDS:
             raise ConfigError("contender %s: kind must be one of %s" % (label, ", ".join(KINDS)))
+        module = sec.get("module", "").strip() or None
+        if module is not None:
+            if kind != "rainssd":
+                raise ConfigError("contender %s: module is for rainssd contenders" % label)
+            parse_module(module, "contender %s" % label)
         out[label] = {"label": label, "kind": kind, "scheme": SCHEME[kind],
-                      "options": _words(sec.get("options", ""))}
+                      "options": _words(sec.get("options", "")), "module": module}
     return out
+
+
+def parse_module(text, what="module"):
+    """A contender's `module`: 'git:REV' (dm-rainssd built from that commit of
+    this repository) or 'dir:PATH' (a directory holding dm-rainssd.ko) ->
+    (kind, value)."""
+    kind, sep, val = str(text).partition(":")
+    kind, val = kind.strip().lower(), val.strip()
+    if not sep or kind not in ("git", "dir") or not val or any(c.isspace() for c in val):
+        raise ConfigError("%s: module wants git:REV or dir:PATH, got %r" % (what, text))
+    return kind, val
 
 
 def _member_list(text, n, what):
@@ -139,6 +158,60 @@ def _job_trace(full, d):
     return {"format": fmt, "path": path, "records": records, "speed": speed}
 
 
+def _rebuild_section(name, sec, n, jobs, contenders):
+    """The [rebuild] section of a rebuild scenario (bench/scenarios/rebuild-base.conf
+    describes the keys)."""
+    what = "scenario %s: [rebuild]" % name
+    try:
+        fail = int(sec.get("fail", "1"))
+        baseline_s = int(sec.get("baseline_s", "20"))
+        timeout_s = int(sec.get("timeout_s", "900"))
+        settle_s = float(sec.get("settle_s", "2"))
+        fill_qd = int(sec.get("fill_qd", "4"))
+    except ValueError as e:
+        raise ConfigError("%s: %s" % (what, e))
+    if not 0 <= fail < n:
+        raise ConfigError("%s: fail must be a member index 0 to %d" % (what, n - 1))
+    if baseline_s < 0 or timeout_s < 10 or settle_s < 0 or fill_qd < 1:
+        raise ConfigError("%s: need baseline_s >= 0, timeout_s >= 10, settle_s >= 0, fill_qd >= 1" % what)
+    rates = []
+    for w in _words(sec.get("rates", "default=1000:200000")):
+        label, eq, mm = w.partition("=")
+        lo, colon, hi = mm.partition(":")
+        try:
+            if not eq or not colon or not label:
+                raise ValueError
+            lo, hi = int(lo), int(hi)
+        except ValueError:
+            raise ConfigError("%s: rates wants LABEL=MIN:MAX (KiB/s per member), got %r" % (what, w))
+        if not 0 < lo <= hi:
+            raise ConfigError("%s: rate %s needs 0 < min <= max" % (what, label))
+        if not re.fullmatch(r"[A-Za-z0-9_.+-]+", label) or label in [r["label"] for r in rates]:
+            raise ConfigError("%s: rate label %r is not a unique word" % (what, label))
+        rates.append({"label": label, "min_kib_s": lo, "max_kib_s": hi})
+    if not rates:
+        raise ConfigError("%s: no rates" % what)
+    load = sec.get("load", "").strip() or jobs[0]["name"]
+    if load not in [j["name"] for j in jobs]:
+        raise ConfigError("%s: load names no job (%s)" % (what, load))
+    ljob = [j for j in jobs if j["name"] == load][0]
+    if ljob["trace"] or ljob["prefill"]:
+        raise ConfigError("%s: the load job must be a plain fio job (no trace, no prefill)" % what)
+    verify = _words(sec.get("verify", "parity data"))
+    for v in verify:
+        if v not in ("parity", "data"):
+            raise ConfigError("%s: verify words are parity and data, got %r" % (what, v))
+    fill_bs = sec.get("fill_bs", "1m").strip()
+    size_bytes(fill_bs)
+    for c in contenders:
+        if c["kind"] not in ("rainssd", "md-raid5"):
+            raise ConfigError("%s: contender %s: a rebuild runs on rainssd and md-raid5 only"
+                              % (what, c["label"]))
+    return {"fail": fail, "rates": rates, "load": load, "baseline_s": baseline_s,
+            "timeout_s": timeout_s, "settle_s": settle_s, "fill_bs": fill_bs, "fill_qd": fill_qd,
+            "verify": verify}
+
+
 def load_scenario(name, bench_dir=None):
     """Read bench/scenarios/NAME.conf (after its 'base', if any)."""
     bench_dir = bench_dir or BENCH_DIR
@@ -178,8 +251,13 @@ def load_scenario(name, bench_dir=None):
         bg_mb = int(ch.get("bg_mb", "64"))
     except ValueError as e:
         raise ConfigError("scenario %s: %s" % (name, e))
+    kind = sc.get("kind", "jobs").strip()
+    if kind not in SCENARIO_KINDS:
+        raise ConfigError("scenario %s: kind must be one of %s" % (name, ", ".join(SCENARIO_KINDS)))
     if n < 3:
         raise ConfigError("scenario %s: members must be >= 3" % name)
+    if bg_mb < 0:
+        raise ConfigError("scenario %s: bg_mb must be >= 0" % name)
     if queue < 0 or (queue and queue < qd):
         raise ConfigError("scenario %s: queue must be 0 or at least qd" % name)
     lats = [latlist[i] if i < len(latlist) else lat for i in range(n)]
@@ -220,8 +298,16 @@ def load_scenario(name, bench_dir=None):
                          "vars": vars_, "trace": _job_trace(full, d)})
     if not jobs:
         raise ConfigError("scenario %s: no jobs" % name)
+    if bg and not bg_mb:
+        raise ConfigError("scenario %s: a background load needs bg_mb > 0" % name)
+    rebuild = None
+    if kind == "rebuild":
+        rebuild = _rebuild_section(name, p["rebuild"] if p.has_section("rebuild") else {}, n, jobs,
+                                   [contenders_all[c] for c in labels])
     return {
         "name": name,
+        "kind": kind,
+        "rebuild": rebuild,
         "description": sc.get("description", ""),
         "members": n,
         "member_mb": member_mb,

@@ -78,6 +78,23 @@ def read_stat(name):
             "io_ticks_ms": v[9], "time_in_queue_ms": v[10]}
 
 
+MEMINFO_KEYS = ("MemFree", "MemAvailable", "Slab", "SUnreclaim")
+
+
+def read_meminfo():
+    """The MEMINFO_KEYS of /proc/meminfo, KiB."""
+    out = {}
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                if k in MEMINFO_KEYS:
+                    out[k] = int(v.split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    return out
+
+
 def read_inflight(name):
     with open("/sys/block/%s/inflight" % name) as f:
         r, w = f.read().split()
@@ -111,6 +128,39 @@ def _dm_ioctl(name, flags, event_nr=0):
         fcntl.ioctl(fd, _DM_SUSPEND, buf)
     finally:
         os.close(fd)
+
+
+_DM_TABLE_STATUS = (3 << 30) | (_DM_SIZE << 16) | (0xFD << 8) | 12
+_DM_BUFFER_FULL = 1 << 8
+
+
+def dm_status_line(name, bufsize=16384):
+    """`dmsetup status NAME` of a one-target device through DM_TABLE_STATUS,
+    without a fork: '<start> <length> <target> <status...>'. Raises OSError
+    when the ioctl fails (callers fall back to dmsetup)."""
+    while True:
+        buf = bytearray(bufsize)
+        struct.pack_into("=3IIIIiIII", buf, 0, 4, 0, 0, bufsize, _DM_SIZE, 0, 0, 0, 0, 0)
+        nb = name.encode()[:127]
+        buf[48:48 + len(nb)] = nb
+        fd = os.open("/dev/mapper/control", os.O_RDWR)
+        try:
+            fcntl.ioctl(fd, _DM_TABLE_STATUS, buf)
+        finally:
+            os.close(fd)
+        (_, _, _, _data_size, data_start, count, _open, flags,
+         _event, _pad) = struct.unpack_from("=3IIIIiIII", buf, 0)
+        if flags & _DM_BUFFER_FULL and bufsize < 1 << 22:
+            bufsize *= 4
+            continue
+        break
+    if count < 1:
+        return ""
+    o = data_start
+    start, length, _st, _next = struct.unpack_from("=QQiI", buf, o)
+    ttype = bytes(buf[o + 24:o + 40]).split(b"\0")[0].decode()
+    txt = bytes(buf[o + 40:]).split(b"\0")[0].decode()
+    return ("%d %d %s %s" % (start, length, ttype, txt)).strip()
 
 
 def dm_suspend(name):
@@ -184,7 +234,7 @@ class Sampler(threading.Thread):
     coefficient of variation of in-flight I/O across the members and across
     the channels (samples with nothing in flight are skipped)."""
 
-    def __init__(self, members, channels, volume, interval=0.1):
+    def __init__(self, members, channels, volume, interval=0.1, md_cache=None):
         super().__init__(daemon=True)
         self.names = list(members) + list(channels) + [volume]
         self.nm = len(members)
@@ -193,12 +243,33 @@ class Sampler(threading.Thread):
         self.sums = [0] * len(self.names)
         self.member_cvs, self.channel_cvs = [], []
         self.n = 0
+        # Memory over the window: /proc/meminfo's lowest MemFree and
+        # MemAvailable and highest Slab and SUnreclaim; md's stripe cache
+        # entries in use (md_cache: its stripe_cache_active file).
+        self.md_cache = md_cache
+        self.mem_low, self.mem_high, self.md_active_max = {}, {}, None
         self.first = self.snap()
-        self.w_start = None      # (time, stats) just before member I/O started
-        self.w_last = None       # (time, stats) of the last sample that saw member I/O move
+        self.w_start = None      # (time, stats, meminfo) just before member I/O started
+        self.w_last = None       # (time, stats, meminfo) of the last sample that saw member I/O move
 
     def snap(self):
-        return now(), [read_stat(x) for x in self.names]
+        return now(), [read_stat(x) for x in self.names], read_meminfo()
+
+    def _mem(self, snap):
+        mi = snap[2]
+        for k in ("MemFree", "MemAvailable"):
+            if k in mi:
+                self.mem_low[k] = min(self.mem_low.get(k, mi[k]), mi[k])
+        for k in ("Slab", "SUnreclaim"):
+            if k in mi:
+                self.mem_high[k] = max(self.mem_high.get(k, mi[k]), mi[k])
+        if self.md_cache:
+            try:
+                with open(self.md_cache) as f:
+                    a = int(f.read().split()[0])
+                self.md_active_max = max(self.md_active_max or 0, a)
+            except (OSError, ValueError, IndexError):
+                pass
 
     @staticmethod
     def _ios(st, nm):
@@ -217,10 +288,12 @@ class Sampler(threading.Thread):
             if moved:
                 if self.w_start is None:
                     self.w_start = prev
+                    self._mem(prev)
                 self.w_last = cur
             prev = cur
             if self.w_start is None:
                 continue
+            self._mem(cur)
             self.n += 1
             for i, x in enumerate(v):
                 self.sums[i] += x
@@ -243,9 +316,24 @@ class Sampler(threading.Thread):
         end = final if self._ios(final[1], self.nm) != self._ios(self.w_last[1], self.nm) else self.w_last
         return end[0] - self.w_start[0], self.w_start[1], end[1]
 
+    def memory(self):
+        """The kernel's memory over the window against the sample just
+        before it (KiB; fio's own buffers are allocated before then):
+        MemFree and MemAvailable drops, Slab and SUnreclaim rises. The
+        channels are memory-backed null_blk devices, which allocate a page
+        on the first write of a sector: measure on a prefilled region."""
+        base = self.w_start[2] if self.w_start else {}
+        out = {"before_kb": {k: base.get(k) for k in MEMINFO_KEYS},
+               "drop_kb": {k: base[k] - v for k, v in self.mem_low.items() if k in base},
+               "rise_kb": {k: v - base[k] for k, v in self.mem_high.items() if k in base}}
+        if self.md_cache:
+            out["md_stripe_cache_active_max"] = self.md_active_max
+        return out
+
     def summary(self):
         mean = [round(s / self.n, 3) if self.n else 0.0 for s in self.sums[:-1]]
         return {"interval_s": self.interval, "samples": self.n,
+                "memory": self.memory(),
                 "member_mean": mean[:self.nm], "channel_mean": mean[self.nm:],
                 "member_cv_mean": round(statistics.fmean(self.member_cvs), 4) if self.member_cvs else None,
                 "channel_cv_mean": round(statistics.fmean(self.channel_cvs), 4) if self.channel_cvs else None}
@@ -303,8 +391,14 @@ def lat_summary(d):
 
 class Runner:
     def __init__(self, scenarios, out, repeat, runtime=None, contenders=None,
-                 prefill=True, emit=False, seed=4242, stop_udev=False, trace=None):
+                 prefill=True, emit=False, seed=4242, stop_udev=False, trace=None, modules=None):
         self.scenarios = scenarios
+        # module spec ('git:REV', 'dir:PATH') -> directory with dm-rainssd.ko
+        # (built on the host by scripts/bench run)
+        self.modules = dict(modules or {})
+        self.loaded_module = None     # the spec of the module loaded now; None: the checkout's
+        self.module_dir = None
+        self.rainssd_versions = {}
         self.trace = trace  # (format, path) from --trace, or None
         self.iologs = {}
         self.out = out
@@ -350,17 +444,62 @@ class Runner:
     def prepare_kernel(self, module_dir):
         for m in ("dm-mod", "dm-delay", "dm-raid", "raid456", "raid10", "null_blk", "configfs"):
             subprocess.run(["modprobe", "-q", m], stderr=subprocess.DEVNULL)
+        self.module_dir = module_dir
         targets = sh(["dmsetup", "targets"], check=False).stdout
         if "rainssd" not in targets and module_dir:
             ko = os.path.join(module_dir, "dm-rainssd.ko")
             r = sh(["insmod", ko], check=False)
             if r.returncode != 0:
                 self.log("warning: insmod %s failed: %s" % (ko, r.stderr.strip()))
-        targets = sh(["dmsetup", "targets"], check=False).stdout
-        m = re.search(r"^rainssd\s+v(\S+)", targets, re.M)
-        self.rainssd_version = m.group(1) if m else None
+        self.rainssd_version = self.target_version()
+        self.loaded_module = None
         if not self.rainssd_version:
             self.log("warning: the rainssd target is not loaded; its contenders will fail")
+
+    @staticmethod
+    def target_version():
+        targets = sh(["dmsetup", "targets"], check=False).stdout
+        m = re.search(r"^rainssd\s+v(\S+)", targets, re.M)
+        return m.group(1) if m else None
+
+    def use_module(self, c):
+        """Load the module build a rainssd contender asks for (`module =
+        git:REV` or `dir:PATH`; none: the checkout's), unloading the other:
+        every build registers the same target name, so one at a time. The
+        contender's volume does not exist yet and the last one is removed."""
+        want = c.get("module")
+        if want == self.loaded_module:
+            return self.rainssd_version
+        if want is None:
+            mdir = self.module_dir
+        elif want in self.modules:
+            mdir = self.modules[want]
+        elif want.startswith("dir:"):
+            mdir = want[4:]
+        else:
+            raise RuntimeError("module %s was not built (scripts/bench run builds it on the host)" % want)
+        if not mdir:
+            raise RuntimeError("no directory with the checkout's dm-rainssd.ko (--module DIR)")
+        ko = os.path.join(mdir, "dm-rainssd.ko")
+        if not os.path.isfile(ko):
+            raise RuntimeError("no %s" % ko)
+        if self.target_version():
+            sh(["rmmod", "dm_rainssd"], timeout=120)
+        self.loaded_module = None
+        self.rainssd_version = None
+        sh(["insmod", ko], timeout=120)
+        self.loaded_module = want
+        self.rainssd_version = self.target_version()
+        self.log("    loaded %s: rainssd %s (%s)" % (ko, self.rainssd_version, want or "the checkout"))
+        return self.rainssd_version
+
+    def restore_module(self):
+        """The checkout's module again at the end (for a caller in the same VM)."""
+        if self.loaded_module is not None and self.module_dir:
+            try:
+                self.use_module({"module": None})
+            except Exception as e:  # the run is over: report, do not fail it
+                self.log("warning: could not load the checkout's module again: %s" % e)
 
     def udev_off(self):
         """Stop udevd for the run. Every resume of a dm device (each stall)
@@ -419,15 +558,19 @@ class Runner:
 
     # -- channel model --
     def build_channels(self, sc):
+        """The members' channels, and for a rebuild scenario one spare
+        channel more (the same kind; its array region is self.spares[0])."""
         n, ch = sc["members"], sc["channel"]
+        spares = 1 if sc.get("kind") == "rebuild" else 0
         member_sec = sc["member_mb"] * 2048
         bg_sec = ch["bg_mb"] * 2048
-        out = sh([self.channels_sh, "create", str(n), "--prefix", PREFIX,
+        lats = list(ch["lat_us"]) + [ch["base_lat_us"]] * spares
+        out = sh([self.channels_sh, "create", str(n + spares), "--prefix", PREFIX,
                   "--size-mb", str(sc["member_mb"] + ch["bg_mb"]),
-                  "--lat-list", ",".join(str(x) for x in ch["lat_us"]),
+                  "--lat-list", ",".join(str(x) for x in lats),
                   "--qd", str(ch["qd"]), "--queue", str(ch.get("queue", 0))]).stdout.split()
-        if len(out) != n:
-            raise RuntimeError("channels.sh made %d devices, wanted %d" % (len(out), n))
+        if len(out) != n + spares:
+            raise RuntimeError("channels.sh made %d devices, wanted %d" % (len(out), n + spares))
         members, bgs = [], []
         for i, d in enumerate(out):
             a, b = "%s%da" % (PREFIX, i), "%s%db" % (PREFIX, i)
@@ -436,21 +579,25 @@ class Runner:
             else:
                 table = "0 %d linear %s 0" % (member_sec, d)
             sh(["dmsetup", "create", a, "--table", table])
-            sh(["dmsetup", "create", b, "--table", "0 %d linear %s %d" % (bg_sec, d, member_sec)])
             members.append("/dev/mapper/" + a)
-            bgs.append("/dev/mapper/" + b)
+            if bg_sec:
+                sh(["dmsetup", "create", b, "--table", "0 %d linear %s %d" % (bg_sec, d, member_sec)])
+                bgs.append("/dev/mapper/" + b)
         settle()
         for p in members + bgs:
             if not wait_block(p):
                 raise RuntimeError("%s did not appear" % p)
-        self.chan_devs = out
-        self.members = members
-        self.bgs = bgs
+        self.chan_devs = out[:n]
+        self.spare_chans = out[n:]
+        self.members = members[:n]
+        self.spares = members[n:]
+        self.bgs = bgs[:n] if bgs else []
+        self.all_regions = members + bgs
         self.member_sec = member_sec
 
     def destroy_channels(self):
         try:
-            for p in getattr(self, "bgs", []) + getattr(self, "members", []):
+            for p in getattr(self, "all_regions", []):
                 n = os.path.basename(p)
                 sh(["dmsetup", "resume", n], check=False, timeout=60)
                 sh(["dmsetup", "remove", "--retry", n], check=False, timeout=60)
@@ -458,7 +605,7 @@ class Runner:
         except subprocess.TimeoutExpired as e:
             self.log("    tearing down the channels timed out: %s" % e)
             self.klog()
-        self.members, self.bgs = [], []
+        self.members, self.bgs, self.spares, self.all_regions = [], [], [], []
 
     def klog_since_create(self):
         """The kernel's device-mapper/md lines of the last seconds (why a
@@ -489,9 +636,12 @@ class Runner:
             for d in devs:
                 sh(["dd", "if=/dev/zero", "of=" + d, "bs=4k", "seek=256", "count=2",
                     "oflag=direct", "status=none"])
-            opt = list(c["options"]) + ["nosync"]
-            table = "0 %d rainssd %d %d %s %d %s" % (self.usable_sectors(sc), chunk, n,
-                                                     " ".join(devs), len(opt), " ".join(opt))
+            ver = self.use_module(c)
+            # nosync (1.4.0: no initial resync of a new volume); versions
+            # before 1.4.0 have no superblock, no resync and no such word.
+            opt = list(c["options"]) + (["nosync"] if version_at_least(ver, (1, 4, 0)) else [])
+            table = "0 %d rainssd %d %d %s%s" % (self.usable_sectors(sc), chunk, n, " ".join(devs),
+                                                  (" %d %s" % (len(opt), " ".join(opt))) if opt else "")
             cmd = ["dmsetup", "create", RS_NAME, "--table", table]
             sh(cmd)
             dev = "/dev/mapper/" + RS_NAME
@@ -535,7 +685,10 @@ class Runner:
 
     def dm_status(self, c):
         if c["kind"] == "rainssd":
-            return sh(["dmsetup", "status", RS_NAME], check=False).stdout.strip()
+            try:
+                return dm_status_line(RS_NAME)
+            except OSError:
+                return sh(["dmsetup", "status", RS_NAME], check=False).stdout.strip()
         if c["kind"] == "dm-raid5":
             return sh(["dmsetup", "status", DMRAID_NAME], check=False).stdout.strip()
         try:
@@ -666,7 +819,12 @@ class Runner:
                                  env=benv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             bg_procs.append((i, rate, p, outp))
         stallers = []
-        sampler = Sampler(mnames, cnames, sysname(dev))
+        md_cache = None
+        if c["kind"] in ("md-raid5", "md-raid10"):
+            md_cache = "/sys/block/%s/md/stripe_cache_active" % sysname(dev)
+            if not os.path.exists(md_cache):
+                md_cache = None
+        sampler = Sampler(mnames, cnames, sysname(dev), md_cache=md_cache)
         try:
             return self._measure(sc, c, job, dev, env, runtime, tmp, n, mnames, cnames,
                                  bg_procs, stallers, sampler, prefill_info)
@@ -687,6 +845,10 @@ class Runner:
             st = Staller(os.path.basename(self.members[i]), s["stall_ms"], s["period_ms"])
             st.member = i
             stallers.append(st)
+        if c["kind"] == "rainssd":
+            # The counters and stripe_cache_peak (1.3.0) of this job alone;
+            # the counters are deltas anyway.
+            sh(["dmsetup", "message", RS_NAME, "0", "stats_reset"], check=False)
         status_before = self.dm_status(c)
         for st in stallers:
             st.start()
@@ -742,7 +904,16 @@ class Runner:
         chan = [dict(delta(a, b), dev=self.chan_devs[i]) for i, (a, b) in enumerate(zip(c0, c1))]
         user_ios = rd["ios"] + wr["ios"]
         samp = sampler.summary()
+        memory = samp.pop("memory")
+        md_cache = sampler.md_cache
+        if md_cache:
+            try:
+                with open(os.path.join(os.path.dirname(md_cache), "stripe_cache_size")) as f:
+                    memory["md_stripe_cache_size"] = int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass
         rec = {
+            "memory": memory,
             "member_ios_per_user_io": round(sum(m["ios"] for m in mem) / user_ios, 4) if user_ios else None,
             "member_load_cv": round(cv(m["avg_inflight"] for m in mem), 4),
             "member_io_cv": round(cv(m["ios"] for m in mem), 4),
@@ -765,16 +936,31 @@ class Runner:
         }
         if c["kind"] == "rainssd":
             rec["rainssd_counters"] = rainssd_counters(status_before, status_after)
+            rec["rainssd_cache"] = rainssd_cache(status_after, n)
+            rec["rainssd_version"] = self.rainssd_version
+            rec["module"] = c.get("module") or "checkout"
         return rec
 
     # -- main loop --
+    def order(self, sc, si, r):
+        """The contenders of scenario sc (the si-th) in repeat r: ABC, CBA,
+        ... A rebuild scenario's whole sequence is long, so its order also
+        alternates from one scenario to the next within a repeat."""
+        cons = [c for c in sc["contenders"] if not self.only or c["label"] in self.only]
+        flip = (r + si) % 2 if sc.get("kind") == "rebuild" else r % 2
+        return list(reversed(cons)) if flip else cons
+
     def plan(self):
         runs = []
-        for sc in self.scenarios:
-            cons = [c for c in sc["contenders"] if not self.only or c["label"] in self.only]
+        for si, sc in enumerate(self.scenarios):
             for r in range(self.repeat):
-                order = cons if r % 2 == 0 else list(reversed(cons))
-                for oi, c in enumerate(order):
+                for oi, c in enumerate(self.order(sc, si, r)):
+                    if sc.get("kind") == "rebuild":
+                        load = [j for j in sc["jobs"] if j["name"] == sc["rebuild"]["load"]][0]
+                        for rate in sc["rebuild"]["rates"]:
+                            runs.append((sc, r, oi, c, dict(load, name="rebuild-%s" % rate["label"],
+                                                            vars={}, rebuild_rate=rate)))
+                        continue
                     for job in sc["jobs"]:
                         runs.append((sc, r, oi, c, job))
         return runs
@@ -792,9 +978,11 @@ class Runner:
             self.total, len(self.scenarios), self.repeat, self.kernel, self.rainssd_version))
         if self.stop_udev:
             self.udev_off()
+        manifest["modules"] = dict(self.modules)
         try:
             self.run_scenarios(runs, manifest)
         finally:
+            self.restore_module()
             self.udev_on()
         manifest["finished"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         manifest["elapsed_s"] = round(now() - self.t_start, 1)
@@ -807,7 +995,7 @@ class Runner:
     def run_scenarios(self, runs, manifest):
         self.cleanup_all()
         idx = 0
-        for sc in self.scenarios:
+        for si, sc in enumerate(self.scenarios):
             try:
                 self.build_channels(sc)
             except Exception as e:
@@ -817,15 +1005,19 @@ class Runner:
                     idx += 1
                     self.record_error(manifest, sc, c, job, r, oi, idx, "channels: %s" % e, None)
                 continue
+            if sc.get("kind") == "rebuild":
+                from . import rebuild
+                idx = rebuild.run(self, sc, si, manifest, idx)
+                self.log("scenario %s: tearing down the channels" % sc["name"])
+                self.destroy_channels()
+                continue
             bounds = {}
             for job in sc["jobs"]:
                 env = self.job_env(sc, job)
                 for scheme in ("raid5", "raid10"):
                     bounds[(job["name"], scheme)] = self.bound(sc, job, env, scheme)
             for r in range(self.repeat):
-                cons = [c for c in sc["contenders"] if not self.only or c["label"] in self.only]
-                order = cons if r % 2 == 0 else list(reversed(cons))
-                for oi, c in enumerate(order):
+                for oi, c in enumerate(self.order(sc, si, r)):
                     try:
                         dev, create_cmd = self.create_contender(sc, c)
                     except Exception as e:
@@ -922,6 +1114,8 @@ class Runner:
         env = env or self.job_env(sc, job)
         rec = self.base_record(sc, c, job, r, oi, idx, env, b)
         rec.update({"status": "error", "error": msg, "create_cmd": create_cmd})
+        if job.get("rebuild_rate"):
+            rec.update({"record": "rebuild", "rate": dict(job["rebuild_rate"])})
         self.save(manifest, rec)
 
     def save(self, manifest, rec):
@@ -933,6 +1127,14 @@ class Runner:
             self.done += 1
         else:
             self.errors += 1
+
+
+def version_at_least(ver, want):
+    """'1.4.0' >= (1, 4, 0); None (no target loaded) is not."""
+    try:
+        return tuple(int(x) for x in (ver or "").split(".")[:3]) >= tuple(want)
+    except ValueError:
+        return False
 
 
 def ms(us):
@@ -966,6 +1168,37 @@ def rainssd_counters(before, after):
     out["policy"] = b.get("policy")
     out["extra_after"] = b.get("extra")
     return out
+
+
+CACHE_FIELDS = ["stripe_cache_used", "stripe_cache", "stripe_cache_peak", "ops", "replans",
+                "deferred_bios", "reserve_ops", "emergency_steps"]
+SYNC_FIELDS = ["sync_ratio", "sync_action", "read_errors", "repaired"]
+
+
+def rainssd_tail(line, n):
+    """The status fields after the member words, by name: 1.3.0's eight
+    (CACHE_FIELDS) and 1.4.0's four more (SYNC_FIELDS); {} for a version
+    without them (1.2.0's line ends with the member words)."""
+    w = line.split()
+    if len(w) < 3 or w[2] != "rainssd":
+        return {}
+    f = w[3:]
+    tail = f[19 + n:]   # 19 fields before the member words (1.2.0 and later)
+    return {k: tail[i] for i, k in enumerate(CACHE_FIELDS + SYNC_FIELDS) if i < len(tail)}
+
+
+def rainssd_cache(line, n):
+    """stripe_cache_peak and the other operation-layer fields of a status
+    line, with the peak's memory (peak x members x 4 KiB); None before 1.3.0."""
+    t = rainssd_tail(line, n)
+    if "emergency_steps" not in t:
+        return None
+    try:
+        d = {k: int(t[k]) for k in CACHE_FIELDS}
+    except ValueError:
+        return None
+    d["peak_bytes"] = d["stripe_cache_peak"] * n * 4096
+    return d
 
 
 def jsonable_disturb(d):

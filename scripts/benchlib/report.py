@@ -10,13 +10,17 @@ from . import model
 BASELINE = "md-raid5"
 
 
-def load_runs(d):
+def load_runs(d, record="jobs"):
+    """The run records of a directory: those of fio jobs (record "jobs", the
+    default), of rebuild scenarios ("rebuild"), or all (None)."""
     runs = []
     for p in sorted(glob.glob(os.path.join(d, "*.json"))):
         if os.path.basename(p) == "manifest.json":
             continue
         with open(p) as f:
             r = json.load(f)
+        if record is not None and r.get("record", "jobs") != record:
+            continue
         r["_file"] = os.path.basename(p)
         runs.append(r)
     runs.sort(key=lambda r: r.get("run_index", 0))
@@ -136,7 +140,8 @@ def f_ms(us, w=6):
 
 def table(d, markdown=False, pooled=False):
     runs = load_runs(d)
-    if not runs:
+    rebuilds = load_runs(d, "rebuild")
+    if not runs and not rebuilds:
         return "no run files in %s\n" % d
     lines = []
     man = load_manifest(d)
@@ -144,6 +149,11 @@ def table(d, markdown=False, pooled=False):
         lines.append("kernel %s, rainssd %s, %s repeat(s), started %s, %s s" % (
             man.get("kernel"), man.get("rainssd_version"), man.get("repeat"), man.get("started"),
             man.get("elapsed_s", "?")))
+        if man.get("modules"):
+            lines.append("other module builds: %s" % ", ".join(
+                "%s (%s)" % (k, v) for k, v in sorted(man["modules"].items())))
+    if rebuilds:
+        lines.append(rebuild_table(rebuilds, markdown=markdown, pooled=pooled).rstrip("\n"))
     for scen, job, by_con, cons in group(runs):
         any_run = next(iter(by_con.values()))[0]
         b = {r["scheme"]: r["device_bound"] for rs in by_con.values() for r in rs if r.get("device_bound")}
@@ -318,6 +328,257 @@ def versus(d, base, other, markdown=False, pooled=False):
     return "\n".join(lines) + "\n"
 
 
+# --- rebuild scenarios ------------------------------------------------------------
+
+def _range(xs, fmt="%.1f"):
+    """Median, and the range over repeats when there are several."""
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return "-"
+    m = fmt % statistics.median(xs)
+    if len(xs) > 1 and fmt % min(xs) != fmt % max(xs):
+        m += " (%s-%s)" % (fmt % min(xs), fmt % max(xs))
+    return m
+
+
+def _pool_hist(parts):
+    merged = {}
+    for h in parts:
+        for v, c in h or []:
+            merged[v] = merged.get(v, 0) + c
+    return sorted([v, c] for v, c in merged.items())
+
+
+def _hist_pct(hist, p):
+    total = sum(c for _, c in hist)
+    if not total:
+        return None
+    acc = 0
+    for v, c in hist:
+        acc += c
+        if acc >= p / 100.0 * total:
+            return v / 1e6
+    return None
+
+
+def rebuild_summary(runs, pooled=False):
+    """Medians over the ok repeats of one contender at one rate setting
+    (latencies in ms; pooled: the percentiles of every repeat's requests)."""
+    ok = [r for r in runs if r.get("status") == "ok" and r.get("idle") and r.get("loaded")]
+    s = {"n": len(ok), "n_err": len(runs) - len(ok),
+         "error": next((r.get("error") or r.get("later_error") for r in runs
+                        if r.get("status") != "ok" or r.get("later_error")), None)}
+    if not ok:
+        return s
+    for m in ("idle", "loaded"):
+        s[m + "_s"] = [r[m]["seconds"] for r in ok]
+        s[m + "_mib"] = [r[m]["mib_s_per_member"] for r in ok]
+    f = [r["loaded"]["fio"]["all"] for r in ok]
+    s["iops"] = [x["iops"] for x in f]
+    for k in ("p50", "p99", "p99.9"):
+        s[k] = [x[k] for x in f]
+        if pooled:
+            s[k] = [_hist_pct(_pool_hist([x["hist_ns"] for x in f]), float(k[1:]))]
+    b = [r["baseline"]["all"] for r in ok if r.get("baseline")]
+    s["base_iops"] = [x["iops"] for x in b]
+    s["base_p99"] = [x["p99"] for x in b]
+    if pooled and b:
+        s["base_p99"] = [_hist_pct(_pool_hist([x["hist_ns"] for x in b]), 99.0)]
+    ver = []
+    for r in ok:
+        for m in ("idle", "loaded"):
+            v = r[m].get("verify_parity")
+            if v:
+                ver.append(v.get("ok"))
+        v = r.get("verify_data")
+        if v:
+            ver.append(v.get("ok"))
+    s["verify"] = "-" if not ver else "ok" if all(v is True for v in ver) else \
+        "FAILED" if any(v is False for v in ver) else "partly"
+    s["sectors"] = ok[0].get("member_data_sectors")
+    return s
+
+
+def rebuild_ratios(sums, cons, kinds):
+    """(rainssd contender, md contender, {figure: ratio}) for every rainssd
+    contender against the md one: medians over repeats."""
+    mds = [c for c in cons if kinds.get(c) == "md-raid5" and sums[c]["n"]]
+    out = []
+    for c in cons:
+        if kinds.get(c) != "rainssd" or not sums[c]["n"] or not mds:
+            continue
+        a, b = sums[c], sums[mds[0]]
+
+        def ratio(k):
+            x, y = med(a[k]), med(b[k])
+            return x / y if x is not None and y else None
+        out.append((c, mds[0], {k: ratio(k) for k in ("idle_mib", "loaded_mib", "idle_s", "loaded_s",
+                                                      "iops", "p50", "p99", "p99.9", "base_p99")}))
+    return out
+
+
+def rebuild_table(runs, markdown=False, pooled=False):
+    """One table per rebuild scenario and rate setting: rebuild time and
+    throughput idle and under the load, the load's IOPS and latency during
+    the rebuild and on the healthy volume, the verification; then
+    rainssd/md ratios."""
+    lines = []
+    for scen, job, by_con, cons in group(runs):
+        any_run = next(iter(by_con.values()))[0]
+        rate = any_run.get("rate") or {}
+        env = any_run.get("fio_env", {})
+        sums = {c: rebuild_summary(by_con[c], pooled) for c in cons}
+        kinds = {c: by_con[c][0].get("kind") for c in cons}
+        sec = next((x["sectors"] for x in sums.values() if x.get("sectors")), None)
+        head = ("%s / %s: min %s, max %s KiB/s per member; %d members + 1 spare, chunk %d KiB%s; "
+                "load %s %s%% reads bs=%s qd=%s over %s" % (
+                    scen, job, rate.get("min_kib_s"), rate.get("max_kib_s"), any_run["members"],
+                    any_run["chunk_kb"], ", %.0f MiB per member rebuilt" % (sec / 2048.0) if sec else "",
+                    any_run.get("fio_job"), env.get("RWMIX", "?"), env.get("BS"), env.get("IODEPTH"),
+                    env.get("SIZE")))
+        cols = ["contender", "n", "idle s", "idle MiB/s per member", "loaded s", "loaded MiB/s per member",
+                "load IOPS", "p50 ms", "p99 ms", "p99.9 ms", "healthy IOPS", "healthy p99 ms", "verify"]
+        lines.append("")
+        if markdown:
+            lines.append("**%s**" % head)
+            lines.append("")
+            lines.append("| " + " | ".join(cols) + " |")
+            lines.append("|---|" + "--:|" * (len(cols) - 2) + "---|")
+        else:
+            lines.append("== " + head)
+        for c in cons:
+            x = sums[c]
+            if not x["n"]:
+                err = (x["error"] or "")[:150]
+                lines.append("| %s | 0 | error: %s |" % (c, err.replace("|", "/")) if markdown
+                             else "   %-22s  0 ERROR %s" % (c, err))
+                continue
+            cells = [c, str(x["n"]), _range(x["idle_s"]), _range(x["idle_mib"]), _range(x["loaded_s"]),
+                     _range(x["loaded_mib"]), _range(x["iops"], "%.0f"), _range(x["p50"], "%.2f"),
+                     _range(x["p99"], "%.1f"), _range(x["p99.9"], "%.1f"), _range(x["base_iops"], "%.0f"),
+                     _range(x["base_p99"], "%.1f"), x["verify"]]
+            if markdown:
+                lines.append("| " + " | ".join(cells) + " |")
+            else:
+                lines.append("   " + "  ".join(cells))
+            if x["error"]:
+                lines.append(("| | | later error: %s |" if markdown else "     later error: %s")
+                             % x["error"][:150].replace("|", "/"))
+        for rc, mc, q in rebuild_ratios(sums, cons, kinds):
+            def f(k, lower_better=False):
+                v = q[k]
+                return "-" if v is None else "%.2f" % v
+            txt = ("%s/%s: rebuild throughput idle x%s, under load x%s; under load IOPS x%s, "
+                   "p50 x%s, p99 x%s, p99.9 x%s (healthy p99 x%s)" % (
+                       rc, mc, f("idle_mib"), f("loaded_mib"), f("iops"), f("p50"), f("p99"), f("p99.9"),
+                       f("base_p99")))
+            lines.append("")
+            lines.append(txt if markdown else "   " + txt)
+    return "\n".join(lines) + "\n"
+
+
+def memory_table(d, markdown=False):
+    """Memory in flight per scenario/job and contender: rainssd's
+    stripe_cache_peak (entries, each a page per member: peak x members x 4
+    KiB) and deferred bios, md's highest stripe_cache_active, and the
+    kernel's MemFree/MemAvailable drop and Slab rise over the window
+    (medians over repeats, with the range)."""
+    runs = load_runs(d)
+    lines = []
+    cols = ["scenario / job", "contender", "n", "IOPS", "cache cap", "peak entries", "peak MiB",
+            "deferred bios", "MemFree drop MiB", "MemAvailable drop MiB", "Slab rise MiB"]
+    if markdown:
+        lines.append("| " + " | ".join(cols) + " |")
+        lines.append("|---|---|" + "--:|" * (len(cols) - 2))
+    else:
+        lines.append("  ".join(cols))
+    for scen, job, by_con, cons in group(runs):
+        for c in cons:
+            ok = [r for r in by_con[c] if r.get("status") == "ok"]
+            if not ok:
+                continue
+            n = ok[0]["members"]
+            rc = [r.get("rainssd_cache") for r in ok]
+            mem = [r.get("memory") or {} for r in ok]
+            if any(rc):
+                cap = _range([x["stripe_cache"] for x in rc if x], "%.0f")
+                peak = _range([x["stripe_cache_peak"] for x in rc if x], "%.0f")
+                peak_mib = _range([x["peak_bytes"] / 1048576.0 for x in rc if x], "%.1f")
+                deferred = _range([x["deferred_bios"] for x in rc if x], "%.0f")
+            elif any(m.get("md_stripe_cache_size") for m in mem):
+                cap = _range([m.get("md_stripe_cache_size") for m in mem], "%.0f")
+                act = [m.get("md_stripe_cache_active_max") for m in mem]
+                peak = _range(act, "%.0f") + " (md active)"
+                peak_mib = _range([a * n * 4096 / 1048576.0 for a in act if a is not None], "%.1f")
+                deferred = "-"
+            else:
+                cap = peak = peak_mib = deferred = "-"
+
+            def mb(key, sub):
+                return _range([(m.get(key) or {}).get(sub, None) and m[key][sub] / 1024.0 for m in mem], "%.1f")
+            cells = ["%s / %s" % (scen, job), c, str(len(ok)), _range([r["fio"]["iops"] for r in ok], "%.0f"),
+                     cap, peak, peak_mib, deferred, mb("drop_kb", "MemFree"), mb("drop_kb", "MemAvailable"),
+                     mb("rise_kb", "Slab")]
+            lines.append(("| " + " | ".join(cells) + " |") if markdown else "  ".join(cells))
+    return "\n".join(lines) + "\n"
+
+
+def versus_noise(d, base, other, markdown=False, pooled=False):
+    """Each scenario/job that ran both: IOPS and the main direction's p99 of
+    every repeat of each, the change of the medians, the noise (the larger
+    of the two contenders' repeat ranges, relative to their median) and
+    whether OTHER is worse than BASE by more than that noise."""
+    runs = load_runs(d)
+    lines = []
+    cols = ["scenario / job", "%s IOPS" % base, "%s IOPS" % other, "change", "noise", "p99 %s" % base,
+            "p99 %s" % other, "change", "noise", "worse beyond noise"]
+    if markdown:
+        lines.append("| " + " | ".join(cols) + " |")
+        lines.append("|---|" + "--:|" * (len(cols) - 2) + "---|")
+    else:
+        lines.append("  ".join(cols))
+    worse = 0
+    for scen, job, by_con, _ in group(runs):
+        if base not in by_con or other not in by_con:
+            continue
+        a = [r for r in by_con[base] if r.get("status") == "ok"]
+        b = [r for r in by_con[other] if r.get("status") == "ok"]
+        if not a or not b:
+            continue
+        rd = sum(r["fio"]["read"]["ios"] for r in a + b)
+        wr = sum(r["fio"]["write"]["ios"] for r in a + b)
+        dr = "read" if rd >= wr else "write"
+
+        def vals(rs, k):
+            return [r["fio"]["iops"] for r in rs] if k == "iops" else \
+                [r["fio"][dr]["lat_us"]["p99"] / 1000.0 for r in rs if r["fio"][dr]["lat_us"]["p99"] is not None]
+
+        def noise(xs):
+            return (max(xs) - min(xs)) / statistics.median(xs) if len(xs) > 1 and statistics.median(xs) else 0.0
+        cells = ["%s / %s (%s)" % (scen, job, dr)]
+        bad = []
+        for k, higher_better in (("iops", True), ("p99", False)):
+            xa, xb = vals(a, k), vals(b, k)
+            if not xa or not xb:
+                cells += ["-"] * 4
+                continue
+            ma, mb_ = statistics.median(xa), statistics.median(xb)
+            ch = (mb_ - ma) / ma if ma else 0.0
+            nz = max(noise(xa), noise(xb))
+            fmt = "%.0f" if k == "iops" else "%.1f"
+            cells += ["/".join(fmt % x for x in xa), "/".join(fmt % x for x in xb), "%+.1f%%" % (100 * ch),
+                      "%.1f%%" % (100 * nz)]
+            if (ch < 0 if higher_better else ch > 0) and abs(ch) > nz:
+                bad.append(k)
+        if bad:
+            worse += 1
+        cells.append(", ".join(bad) if bad else "no")
+        lines.append(("| " + " | ".join(cells) + " |") if markdown else "  ".join(cells))
+    lines.append("")
+    lines.append("%d row(s) where %s is worse than %s by more than the repeats' range" % (worse, other, base))
+    return "\n".join(lines) + "\n"
+
+
 # --- the checker ------------------------------------------------------------------
 
 NUM = (int, float)
@@ -358,6 +619,8 @@ def check_run(r):
     if r.get("status") != "ok":
         bad.append("run: status %r" % r.get("status"))
         return bad
+    if r.get("record") == "rebuild":
+        return bad + check_rebuild(r, need)
     for k, t in TOP_OK.items():
         need(r, k, t, "run")
     if need(r, "member_stats", list, "run"):
@@ -401,6 +664,44 @@ def check_run(r):
         need(s, k, None, "inflight_samples")
     if r.get("kind") == "rainssd":
         need(r, "rainssd_counters", dict, "run")
+    return bad
+
+
+REBUILD_KEYS = ("seconds", "mib_s_per_member", "sectors_per_member", "member_io", "progress",
+                "replace_cmd", "replace_s", "status_end", "failed", "replacement")
+FIO_WINDOW_KEYS = ("ios", "iops", "mean_ms", "p50", "p99", "p99.9", "hist_ns")
+
+
+def check_rebuild(r, need):
+    """Problems of an ok rebuild record."""
+    bad = []
+    for k, t in (("rate", dict), ("fill", dict), ("idle", dict), ("loaded", dict),
+                 ("member_data_sectors", int), ("create_cmd", str), ("duration_s", NUM)):
+        need(r, k, t, "rebuild")
+    for m in ("idle", "loaded"):
+        x = r.get(m) or {}
+        for k in REBUILD_KEYS:
+            need(x, k, None, m)
+        if isinstance(x.get("seconds"), NUM) and x["seconds"] <= 0:
+            bad.append("%s: rebuild took %s s" % (m, x["seconds"]))
+        v = x.get("verify_parity")
+        if v is not None and v.get("ok") is False:
+            bad.append("%s: parity check failed: %s" % (m, v))
+    lw = (r.get("loaded") or {}).get("fio")
+    if need(r.get("loaded") or {}, "fio", dict, "loaded"):
+        for d in ("read", "write", "all"):
+            if need(lw, d, dict, "loaded.fio"):
+                for k in FIO_WINDOW_KEYS:
+                    need(lw[d], k, None, "loaded.fio.%s" % d)
+        if not (lw.get("all") or {}).get("ios"):
+            bad.append("loaded.fio: no request completed during the rebuild")
+    b = r.get("baseline")
+    if b is not None:
+        if not (b.get("all") or {}).get("ios"):
+            bad.append("baseline: no request completed")
+    v = r.get("verify_data")
+    if v is not None and v.get("ok") is False:
+        bad.append("data verification failed: %s" % v.get("error"))
     return bad
 
 

@@ -36,6 +36,9 @@ def contender_args(c):
     """A rainssd contender's table options as simulator options."""
     if c["kind"] != "rainssd":
         raise Unsupported("%s is not modelled" % c["kind"])
+    if c.get("module"):
+        # the simulator compiles the checkout's decision code, not another build's
+        raise Unsupported("another module build (%s) is not modelled" % c["module"])
     words, out = list(c["options"]), []
     if len(words) % 2:
         raise Unsupported("options %r are not key/value pairs" % words)
@@ -99,6 +102,9 @@ def run(scenarios, duration=600, seed=1, only=None, jitter_us=0, extra=(), log=p
     envr = Runner(scenarios, "/nonexistent", 1)
     recs, skipped = [], {}
     for sc in scenarios:
+        if sc.get("kind", "jobs") != "jobs":
+            skipped.setdefault("a %s scenario is not modelled" % sc["kind"], set()).add(sc["name"])
+            continue
         for job in sc["jobs"]:
             env = envr.job_env(sc, job)
             for c in sc["contenders"]:
