@@ -10,13 +10,21 @@ from . import model
 BASELINE = "md-raid5"
 
 
+# The files of a run directory that are not run records: the VM's manifest
+# and what the host writes beside it (scripts/bench run).
+NOT_RUNS = ("manifest.json", "host-contention.json", "host-modules.json")
+
+
+def run_files(d):
+    return [p for p in sorted(glob.glob(os.path.join(d, "*.json")))
+            if os.path.basename(p) not in NOT_RUNS]
+
+
 def load_runs(d, record="jobs"):
     """The run records of a directory: those of fio jobs (record "jobs", the
     default), of rebuild scenarios ("rebuild"), or all (None)."""
     runs = []
-    for p in sorted(glob.glob(os.path.join(d, "*.json"))):
-        if os.path.basename(p) == "manifest.json":
-            continue
+    for p in run_files(d):
         with open(p) as f:
             r = json.load(f)
         if record is not None and r.get("record", "jobs") != record:
@@ -708,8 +716,7 @@ def check_rebuild(r, need):
 def check_dir(d, want_runs=None):
     """(problems, number of runs)."""
     problems = []
-    files = [p for p in sorted(glob.glob(os.path.join(d, "*.json")))
-             if os.path.basename(p) != "manifest.json"]
+    files = run_files(d)
     man = load_manifest(d)
     if man is None:
         problems.append("manifest.json missing")
