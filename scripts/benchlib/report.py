@@ -381,6 +381,19 @@ def rebuild_summary(runs, pooled=False):
     for m in ("idle", "loaded"):
         s[m + "_s"] = [r[m]["seconds"] for r in ok]
         s[m + "_mib"] = [r[m]["mib_s_per_member"] for r in ok]
+    # rainssd's replacement goes in by a table reload: suspend (in-flight
+    # I/O drains, new I/O waits), reload, resume; the rebuild time runs from
+    # the resume. swap_s is that reload's time, idle_swap_mib the idle
+    # throughput over the swap and the rebuild together, and
+    # cmd_p99/cmd_max the load's latencies from the command on (the
+    # requests the suspend held included). md's --add holds no I/O (0).
+    s["swap_s"] = [r["loaded"].get("replace_before_start_s") or 0.0 for r in ok]
+    s["idle_swap_mib"] = [
+        r["idle"]["sectors_per_member"] / 2048.0 /
+        (r["idle"]["seconds"] + (r["idle"].get("replace_before_start_s") or 0.0)) for r in ok]
+    fr = [(r["loaded"].get("fio_replace") or {}).get("all") or {} for r in ok]
+    s["cmd_p99"] = [x.get("p99") for x in fr]
+    s["cmd_max"] = [x.get("max_ms") for x in fr]
     f = [r["loaded"]["fio"]["all"] for r in ok]
     s["iops"] = [x["iops"] for x in f]
     for k in ("p50", "p99", "p99.9"):
@@ -421,7 +434,8 @@ def rebuild_ratios(sums, cons, kinds):
             x, y = med(a[k]), med(b[k])
             return x / y if x is not None and y else None
         out.append((c, mds[0], {k: ratio(k) for k in ("idle_mib", "loaded_mib", "idle_s", "loaded_s",
-                                                      "iops", "p50", "p99", "p99.9", "base_p99")}))
+                                                      "iops", "p50", "p99", "p99.9", "base_p99",
+                                                      "idle_swap_mib", "cmd_p99", "cmd_max")}))
     return out
 
 
@@ -445,7 +459,8 @@ def rebuild_table(runs, markdown=False, pooled=False):
                     any_run.get("fio_job"), env.get("RWMIX", "?"), env.get("BS"), env.get("IODEPTH"),
                     env.get("SIZE")))
         cols = ["contender", "n", "idle s", "idle MiB/s per member", "loaded s", "loaded MiB/s per member",
-                "load IOPS", "p50 ms", "p99 ms", "p99.9 ms", "healthy IOPS", "healthy p99 ms", "verify"]
+                "load IOPS", "p50 ms", "p99 ms", "p99.9 ms", "healthy IOPS", "healthy p99 ms",
+                "swap s", "from cmd p99 ms", "from cmd max ms", "verify"]
         lines.append("")
         if markdown:
             lines.append("**%s**" % head)
@@ -464,7 +479,8 @@ def rebuild_table(runs, markdown=False, pooled=False):
             cells = [c, str(x["n"]), _range(x["idle_s"]), _range(x["idle_mib"]), _range(x["loaded_s"]),
                      _range(x["loaded_mib"]), _range(x["iops"], "%.0f"), _range(x["p50"], "%.2f"),
                      _range(x["p99"], "%.1f"), _range(x["p99.9"], "%.1f"), _range(x["base_iops"], "%.0f"),
-                     _range(x["base_p99"], "%.1f"), x["verify"]]
+                     _range(x["base_p99"], "%.1f"), _range(x["swap_s"], "%.1f"), _range(x["cmd_p99"], "%.1f"),
+                     _range(x["cmd_max"], "%.0f"), x["verify"]]
             if markdown:
                 lines.append("| " + " | ".join(cells) + " |")
             else:
@@ -480,6 +496,8 @@ def rebuild_table(runs, markdown=False, pooled=False):
                    "p50 x%s, p99 x%s, p99.9 x%s (healthy p99 x%s)" % (
                        rc, mc, f("idle_mib"), f("loaded_mib"), f("iops"), f("p50"), f("p99"), f("p99.9"),
                        f("base_p99")))
+            txt += ("; counting rainssd's table swap: idle throughput x%s, from the command "
+                    "p99 x%s, max x%s" % (f("idle_swap_mib"), f("cmd_p99"), f("cmd_max")))
             lines.append("")
             lines.append(txt if markdown else "   " + txt)
     return "\n".join(lines) + "\n"
