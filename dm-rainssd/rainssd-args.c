@@ -10,6 +10,7 @@
 #include <linux/string.h>
 
 #include "rainssd.h"
+#include "rainssd-bitmap.h"
 
 /*
  * The numeric options: fields of struct rs_tunables (the decisions) or of
@@ -18,6 +19,7 @@
 struct rs_num_desc {
 	const char *name;
 	bool target;			/* a struct rainssd field, else struct rs_tunables */
+	bool table_only;		/* no message: it shapes the volume when it is made */
 	size_t offset;
 	unsigned int min, max, def;
 	char *error;			/* for ti->error */
@@ -44,6 +46,10 @@ static const struct rs_num_desc rs_num_descs[] = {
 	RS_TARGET_NUM(min_recovery_rate, 0, 2000000000, RS_DEF_MIN_RECOVERY_RATE),
 	RS_TARGET_NUM(max_recovery_rate, 0, 2000000000, RS_DEF_MAX_RECOVERY_RATE),
 	RS_TARGET_NUM(max_corr_read_errors, 0, 1000000, RS_DEF_MAX_CORR_READ_ERRORS),
+	{ .name = "region_size", .target = true, .table_only = true,
+	  .offset = offsetof(struct rainssd, region_size), .min = 8, .max = 2147483647,
+	  .def = RS_DEF_REGION_SIZE,
+	  .error = "Invalid region_size: need 8 to 2147483647 sectors" },
 };
 
 static unsigned int *rs_num(struct rainssd *rs, const struct rs_num_desc *d)
@@ -171,6 +177,10 @@ int rs_set_option(struct rainssd *rs, int opt, const char *val, bool in_table, c
 		return -EINVAL;
 	}
 	d = &rs_num_descs[opt - RS_OPT_NUMS];
+	if (d->table_only && !in_table) {
+		*error = "region_size is a table argument: it shapes a new volume's bitmap";
+		return -EINVAL;
+	}
 	if (kstrtouint(val, 10, &v) || v < d->min || v > d->max) {
 		*error = d->error;
 		return -EINVAL;
@@ -203,6 +213,7 @@ int rs_set_option(struct rainssd *rs, int opt, const char *val, bool in_table, c
  *   min_recovery_rate <KiB/s>		resync and rebuild speed floor per member (1000)
  *   max_recovery_rate <KiB/s>		... and ceiling (200000)
  *   max_corr_read_errors <n>		read errors a member may have (20)
+ *   region_size <sectors>		a new volume's bitmap regions (131072: 64 MiB)
  */
 int rs_parse_opt_args(struct rainssd *rs, struct dm_arg_set *as)
 {

@@ -22,6 +22,7 @@ static const char * const rs_fault_names[RS_NR_FAULTS] = {
 
 static struct dentry *rs_debugfs_dir;
 static u32 rs_delay_ms = 100;
+static bool rs_skip_resync;
 
 void rs_fault_init(void)
 {
@@ -31,6 +32,7 @@ void rs_fault_init(void)
 	for (i = 0; i < RS_NR_FAULTS; i++)
 		fault_create_debugfs_attr(rs_fault_names[i], rs_debugfs_dir, &rs_faults[i]);
 	debugfs_create_u32("delay_preread_ms", 0600, rs_debugfs_dir, &rs_delay_ms);
+	debugfs_create_bool("skip_unclean_resync", 0600, rs_debugfs_dir, &rs_skip_resync);
 }
 
 void rs_fault_exit(void)
@@ -48,6 +50,11 @@ void rs_fault_delay(enum rs_fault f)
 	if (rs_fault(f))
 		msleep(READ_ONCE(rs_delay_ms));
 }
+
+bool rs_fault_skip_resync(void)
+{
+	return READ_ONCE(rs_skip_resync);
+}
 #else
 void rs_fault_init(void)
 {
@@ -64,5 +71,10 @@ bool rs_fault(enum rs_fault f)
 
 void rs_fault_delay(enum rs_fault f)
 {
+}
+
+bool rs_fault_skip_resync(void)
+{
+	return false;
 }
 #endif

@@ -11,7 +11,10 @@
  *   fail_op          an operation cannot be had: the bio is deferred;
  *   delay_preread    an operation sleeps delay_preread_ms (debugfs file)
  *                    between its plan and its pre-reads, with its stripes
- *                    held: the window in which a member may die.
+ *                    held: the window in which a member may die;
+ *   skip_unclean_resync (a debugfs bool, not an attribute): activation after
+ *                    an unclean shutdown neither resyncs nor replays, so a
+ *                    test can show the damage the protection prevents.
  *
  * rs_fault() never sleeps and may be called in any context; rs_fault_delay()
  * sleeps (process context, test kernels only).
@@ -33,5 +36,6 @@ void rs_fault_init(void);
 void rs_fault_exit(void);
 bool rs_fault(enum rs_fault f);
 void rs_fault_delay(enum rs_fault f);
+bool rs_fault_skip_resync(void);
 
 #endif

@@ -31,6 +31,7 @@ struct rs_meta {
 	u64 committed_gen;		/* the state_gen the last finished commit wrote */
 	struct list_head waiters;	/* operations waiting for a commit */
 	bool activated;			/* the first resume wrote the superblocks */
+	bool broken;			/* no member took a commit: the volume is dead */
 	u8 fresh_uuid[16];		/* a new volume's, chosen once */
 	u64 fresh_ctime;
 };
@@ -208,6 +209,10 @@ static int rs_meta_commit(struct rs_meta *m)
 
 	for (;;) {
 		spin_lock_irqsave(&m->lock, flags);
+		if (m->broken) {
+			spin_unlock_irqrestore(&m->lock, flags);
+			return -EIO;
+		}
 		if (m->committed_gen == m->state_gen && m->activated) {
 			spin_unlock_irqrestore(&m->lock, flags);
 			return 0;
@@ -225,8 +230,21 @@ static int rs_meta_commit(struct rs_meta *m)
 				live++;
 		spin_lock_irqsave(&m->lock, flags);
 		if (!live) {
+			/*
+			 * Every member refused it: none can be trusted with
+			 * data any more. They are failed here (the volume is
+			 * dead) and the waiting operations go on, to fail
+			 * their I/O; none hangs on a commit that cannot be.
+			 */
+			for_each_set_bit(i, &failed, sb.n)
+				m->sb.state[i] = RS_MS_FAILED;
+			m->broken = true;
+			rs_meta_publish(m);
+			m->committed_gen = m->state_gen;
+			list_splice_tail_init(&m->waiters, &ready);
 			spin_unlock_irqrestore(&m->lock, flags);
-			DMERR("no member took the superblock: the state cannot be recorded");
+			rs_meta_run_ready(&ready);
+			DMERR("no member took the superblock: the volume is failed");
 			return -EIO;
 		}
 		for_each_set_bit(i, &failed, sb.n) {
@@ -276,6 +294,8 @@ bool rs_meta_member_failed(struct rs_meta *m, unsigned int idx)
 	first = m->sb.state[idx] != RS_MS_FAILED;
 	if (first) {
 		m->sb.state[idx] = RS_MS_FAILED;
+		/* Records of the earlier state are superseded by unlogged updates. */
+		m->sb.log_nonce = get_random_u64();
 		m->state_gen++;
 		rs_meta_publish(m);
 	}
@@ -294,7 +314,7 @@ bool rs_meta_wait_committed(struct rs_meta *m, struct rs_op *op, rs_op_fn fn)
 	unsigned long flags;
 
 	spin_lock_irqsave(&m->lock, flags);
-	if (m->committed_gen == m->state_gen) {
+	if (m->committed_gen == m->state_gen || m->broken) {
 		spin_unlock_irqrestore(&m->lock, flags);
 		return true;
 	}
@@ -321,6 +341,7 @@ void rs_meta_set_rebuild_cp(struct rs_meta *m, u64 cp, bool done)
 		if (done) {
 			m->sb.state[rb] = RS_MS_IN_SYNC;
 			m->sb.cp[rb] = 0;
+			m->sb.log_nonce = get_random_u64();
 			m->state_gen++;
 		}
 		rs_meta_publish(m);
@@ -441,20 +462,21 @@ static void rs_meta_log(struct rainssd *rs, const struct rs_assembly *as)
 }
 
 /*
- * The table's first resume: read the superblocks again (an older table of
- * the device may have committed since this one was loaded; it is suspended
- * now), decide again with the table's @a, and write the state with the
- * next generation: a new volume's superblocks, a failed, missing, stale or
- * rebuilding member. An error refuses the resume. Sleeps.
+ * The table's first resume, before anything is written: read the
+ * superblocks again (an older table of the device may have committed since
+ * this one was loaded; it is suspended now) and decide again with the
+ * table's @a. *@boot says what the last shutdown left: a new volume,
+ * whether it was clean, its log nonce, whether a member is out. An error
+ * refuses the resume. Sleeps.
  */
-int rs_meta_activate(struct rs_meta *m, struct rs_activation *a)
+int rs_meta_prepare(struct rs_meta *m, struct rs_activation *a, struct rs_meta_boot *boot)
 {
 	struct rs_assembly *as;
 	unsigned long flags;
+	unsigned int i;
 	int r;
 
-	if (m->activated)
-		return 0;
+	memset(boot, 0, sizeof(*boot));
 	as = kzalloc(sizeof(*as), GFP_KERNEL);
 	if (!as)
 		return -ENOMEM;
@@ -467,20 +489,92 @@ int rs_meta_activate(struct rs_meta *m, struct rs_activation *a)
 		}
 	}
 	if (!r) {
+		boot->fresh = as->fresh;
+		boot->clean = as->fresh || (as->sb.flags & RS_SBF_CLEAN);
+		boot->nonce = as->sb.log_nonce;
+		for (i = 0; i < as->sb.n; i++)
+			boot->degraded |= as->sb.state[i] != RS_MS_IN_SYNC;
 		spin_lock_irqsave(&m->lock, flags);
 		m->sb = as->sb;
 		if (as->fresh) {
 			memcpy(m->sb.uuid, m->fresh_uuid, sizeof(m->sb.uuid));
 			m->sb.ctime = m->fresh_ctime;
 		}
-		m->state_gen++;
+		if (!m->sb.region_stripes)
+			m->sb.region_stripes = a->region_stripes;
 		rs_meta_publish(m);
 		spin_unlock_irqrestore(&m->lock, flags);
 		rs_meta_log(m->rs, as);
-		r = rs_meta_commit(m);
 	}
 	kfree(as);
 	return r;
+}
+
+/*
+ * The first resume, once any log is replayed: write the state decided by
+ * rs_meta_prepare() with the next generation, marked in use (not clean)
+ * and with a new log nonce, so that no record written before is replayed
+ * again. Sleeps.
+ */
+int rs_meta_activate(struct rs_meta *m)
+{
+	unsigned long flags;
+
+	if (m->activated)
+		return 0;
+	spin_lock_irqsave(&m->lock, flags);
+	m->sb.flags &= ~RS_SBF_CLEAN;
+	m->sb.log_nonce = get_random_u64();
+	m->state_gen++;
+	spin_unlock_irqrestore(&m->lock, flags);
+	return rs_meta_commit(m);
+}
+
+/*
+ * Mark the volume clean (a suspend that left every write on stable media
+ * and the bitmap clear) or in use again (a resume), and commit. Sleeps.
+ */
+int rs_meta_set_clean(struct rs_meta *m, bool clean)
+{
+	unsigned long flags;
+
+	flush_work(&m->commit_work);
+	spin_lock_irqsave(&m->lock, flags);
+	if (clean)
+		m->sb.flags |= RS_SBF_CLEAN;
+	else
+		m->sb.flags &= ~RS_SBF_CLEAN;
+	m->state_gen++;
+	spin_unlock_irqrestore(&m->lock, flags);
+	return rs_meta_commit(m);
+}
+
+bool rs_meta_clean(struct rs_meta *m)
+{
+	unsigned long flags;
+	bool clean;
+
+	spin_lock_irqsave(&m->lock, flags);
+	clean = m->sb.flags & RS_SBF_CLEAN;
+	spin_unlock_irqrestore(&m->lock, flags);
+	return clean;
+}
+
+/* The nonce the degraded-log records of the current state carry. */
+u64 rs_meta_log_nonce(struct rs_meta *m)
+{
+	unsigned long flags;
+	u64 nonce;
+
+	spin_lock_irqsave(&m->lock, flags);
+	nonce = m->sb.log_nonce;
+	spin_unlock_irqrestore(&m->lock, flags);
+	return nonce;
+}
+
+u32 rs_meta_region_stripes(struct rs_meta *m)
+{
+	return m->sb.region_stripes;
 }
 
 /* Write the latest state now (suspend). Sleeps. */

@@ -35,7 +35,20 @@ struct rs_meta;
 int rs_meta_read(struct rainssd *rs, struct rs_activation *a);
 int rs_meta_create(struct rainssd *rs, const struct rs_assembly *as, struct rs_meta **out);
 void rs_meta_destroy(struct rs_meta *m);
-int rs_meta_activate(struct rs_meta *m, struct rs_activation *a);
+/* What the last shutdown left, for the first resume. */
+struct rs_meta_boot {
+	bool fresh;		/* a new volume */
+	bool clean;		/* shut down cleanly (or new) */
+	bool degraded;		/* a member failed, missing or being rebuilt */
+	u64 nonce;		/* the log nonce of that state */
+};
+
+int rs_meta_prepare(struct rs_meta *m, struct rs_activation *a, struct rs_meta_boot *boot);
+int rs_meta_activate(struct rs_meta *m);
+int rs_meta_set_clean(struct rs_meta *m, bool clean);
+bool rs_meta_clean(struct rs_meta *m);
+u64 rs_meta_log_nonce(struct rs_meta *m);
+u32 rs_meta_region_stripes(struct rs_meta *m);
 int rs_meta_commit_sync(struct rs_meta *m);
 
 bool rs_meta_member_failed(struct rs_meta *m, unsigned int idx);

@@ -19,7 +19,9 @@
 #include <linux/timekeeping.h>
 
 #include "rainssd.h"
+#include "rainssd-bitmap.h"
 #include "rainssd-fault.h"
+#include "rainssd-log.h"
 #include "rainssd-meta.h"
 #include "rainssd-raid5.h"
 #include "rainssd-xor.h"
@@ -37,6 +39,8 @@ enum rs_r5_kind {
 	RS_R5_READ,		/* a user read rebuilt from the other members (or repaired) */
 	RS_R5_RESYNC,		/* parity made from the data (no user bio) */
 	RS_R5_REBUILD,		/* the rebuilding member's chunks made from the others */
+	RS_R5_CHECK,		/* scrub: count the sectors whose parity disagrees */
+	RS_R5_REPAIR,		/* scrub: ... and make their parity from the data */
 };
 
 struct rs_r5_op {
@@ -49,6 +53,9 @@ struct rs_r5_op {
 	u64 resync_cp;			/* the initial resync's checkpoint */
 	unsigned long bad;		/* members whose read failed in this operation */
 	unsigned long skip;		/* members dead when its writes were built */
+	u8 gate;			/* how far between compute and write (rs_r5_gate) */
+	bool bm_started;		/* its writes are counted in the bitmap */
+	bool logged;			/* it holds degraded-log records */
 	sector_t lstart, lend;		/* the logical sectors it serves */
 	struct rs_range rows[2];	/* rows buffered: first, last stripe */
 	unsigned int np[2];		/* buffer pages per member: first, last stripe */
@@ -65,6 +72,8 @@ struct rs_r5_op {
 	/* Sync operations. */
 	rs_r5_done_fn done;
 	void *done_ctx;
+	unsigned long mismatched;	/* scrub: stripes i whose parity disagreed */
+	u64 mismatch_sectors;
 };
 
 static struct rs_r5_op *to_r5(struct rs_op *op)
@@ -162,10 +171,16 @@ static unsigned int rs_one(unsigned long mask)
 	return mask ? __ffs(mask) : RS_NO_MEMBER;
 }
 
-/* Whether stripe @i's parity was ever made (so that data can be rebuilt from it). */
+/*
+ * Whether stripe @i's parity is known to match its data (so that data can
+ * be rebuilt from it): made by the initial resync, and not in a region an
+ * unclean shutdown left to resync.
+ */
 static bool rs_r5_synced(const struct rs_r5_op *r5, unsigned int i)
 {
-	return r5->op.stripe + i < r5->resync_cp;
+	u64 stripe = r5->op.stripe + i;
+
+	return stripe < r5->resync_cp && !rs_bitmap_needs_sync(r5->op.rs->bitmap, stripe);
 }
 
 /* Stripe @i's shape and mode; @tmp holds a full stripe's. */
@@ -281,8 +296,12 @@ static void rs_r5_finish(struct rs_r5_op *r5, blk_status_t status)
 	struct rainssd *rs = r5->op.rs;
 	struct bio *bio = r5->op.bio;
 
+	if (r5->bm_started)
+		rs_bitmap_end(rs->bitmap, &r5->op);
+	if (r5->logged)
+		rs_log_done(rs->log, &r5->op);
 	if (!bio)
-		r5->done(r5->done_ctx, status);
+		r5->done(r5->done_ctx, status, r5->mismatch_sectors);
 	rs_op_put(&r5->op);
 	if (bio)
 		rs_bio_endio_piece(rs, bio, status);
@@ -324,6 +343,14 @@ static bool rs_r5_reads_valid(struct rs_r5_op *r5)
 }
 
 /* ---- writes ---- */
+
+/* Where rs_r5_gate() is. */
+enum {
+	RS_R5_GATE_META,
+	RS_R5_GATE_BITMAP,
+	RS_R5_GATE_LOG,
+	RS_R5_GATE_WRITE,
+};
 
 static void rs_r5_count(struct rainssd *rs, const struct rs_r5_end *e)
 {
@@ -481,6 +508,132 @@ static void rs_r5_compute_new(struct rs_r5_op *r5, unsigned int i,
 	}
 }
 
+/* ---- between compute and write ---- */
+
+/*
+ * Whether stripe @i's update is logged: a member cannot be written there
+ * (failed, or rebuilt above its checkpoint), so its parity could not be
+ * remade from the data after a crash; not when the parity member is that
+ * one (there is no parity to keep then).
+ */
+static bool rs_r5_needs_log(const struct rs_r5_op *r5, unsigned int i)
+{
+	const struct rs_geom *g = &r5->op.rs->geom;
+	unsigned long dead = rs_r5_dead_of(r5, i);
+
+	return dead && !(dead & BIT(rs_parity_member(g, r5->op.stripe + i)));
+}
+
+/*
+ * Partial parity of stripe @i into the lost member's buffer, which the
+ * writes do not use: the new parity XOR the new data of every member that
+ * is written there, i.e. every data chunk as it will be except those.
+ */
+static void rs_r5_partial_parity(struct rs_r5_op *r5, unsigned int i, unsigned int lost)
+{
+	const struct rs_geom *g = &r5->op.rs->geom;
+	unsigned int p = rs_parity_member(g, r5->op.stripe + i), m;
+	struct rs_range rows = rs_r5_rows(r5, i), w;
+
+	rs_r5_xor(r5, i, lost, BIT(p), rows.start, rows.end, false);
+	for (m = 0; m < g->n; m++) {
+		if (m == p || m == lost)
+			continue;
+		w = rs_r5_write_rows(r5, i, m);
+		if (rs_range_len(&w))
+			rs_r5_xor(r5, i, lost, BIT(m), w.start, w.end, true);
+	}
+}
+
+/* The @k-th logged stripe of @r5, described for rs_log_write(). */
+static void rs_r5_log_fill(struct rs_op *op, unsigned int k, struct rs_log_update *u)
+{
+	struct rs_r5_op *r5 = to_r5(op);
+	const struct rs_geom *g = &op->rs->geom;
+	unsigned int i, m, lost;
+
+	for (i = 0; i < op->nr; i++)
+		if (rs_r5_needs_log(r5, i) && !k--)
+			break;
+	lost = rs_one(rs_r5_dead_of(r5, i));
+	memset(u, 0, sizeof(*u));
+	u->stripe = op->stripe + i;
+	u->parity = rs_parity_member(g, u->stripe);
+	u->rows = rs_r5_rows(r5, i);
+	for (m = 0; m < g->n; m++)
+		if (m != u->parity)
+			u->w[m] = rs_r5_write_rows(r5, i, m);
+	u->pp_pidx = rs_r5_pidx(r5, i, lost, 0);
+}
+
+static void rs_r5_gate(struct rs_op *op);
+
+/* The degraded-log records are on disk (or one could not be written). */
+static void rs_r5_logged(struct rs_op *op)
+{
+	struct rs_r5_op *r5 = to_r5(op);
+
+	if (op->failed) {
+		/* A parity member failed its record: plan again without it. */
+		rs_log_done(op->rs->log, op);
+		r5->logged = false;
+		rs_r5_note_failures(r5, false);
+		rs_stat_inc(op->rs, RS_STAT_REPLANS);
+		return rs_r5_plan(op);
+	}
+	r5->gate = RS_R5_GATE_WRITE;
+	rs_r5_gate(op);
+}
+
+/*
+ * Between compute and write, each step at most once (an operation that
+ * waits comes back here): the failed members' state on disk before an
+ * update that leaves one out; the bitmap's bits of its regions on disk;
+ * the degraded-log records of its stripes whose parity could not be remade
+ * from the data after a crash; then the writes.
+ */
+static void rs_r5_gate(struct rs_op *op)
+{
+	struct rs_r5_op *r5 = to_r5(op);
+	struct rainssd *rs = op->rs;
+	unsigned int i, nr_log = 0;
+
+	switch (r5->gate) {
+	case RS_R5_GATE_META:
+		for (i = 0; i < op->nr; i++)
+			if (rs_r5_dead_of(r5, i))
+				break;
+		if (i < op->nr && !rs_meta_wait_committed(rs->meta, op, rs_r5_gate))
+			return;
+		r5->gate = RS_R5_GATE_BITMAP;
+		fallthrough;
+	case RS_R5_GATE_BITMAP:
+		r5->gate = RS_R5_GATE_LOG;
+		if (!r5->bm_started) {
+			r5->bm_started = true;
+			if (!rs_bitmap_start(rs->bitmap, op, rs_r5_gate))
+				return;
+		}
+		fallthrough;
+	case RS_R5_GATE_LOG:
+		for (i = 0; i < op->nr; i++) {
+			if (!rs_r5_needs_log(r5, i))
+				continue;
+			rs_r5_partial_parity(r5, i, rs_one(rs_r5_dead_of(r5, i)));
+			nr_log++;
+		}
+		if (nr_log) {
+			r5->logged = true;
+			rs_log_write(rs->log, op, nr_log, rs_r5_log_fill,
+				     rs_meta_log_nonce(rs->meta), rs_r5_logged, rs_r5_gate);
+			return;
+		}
+		fallthrough;
+	default:
+		rs_batch_run(op, rs_r5_build_writes, rs_r5_written);
+	}
+}
+
 static void rs_r5_compute(struct rs_op *op)
 {
 	struct rs_r5_op *r5 = to_r5(op);
@@ -506,7 +659,8 @@ static void rs_r5_compute(struct rs_op *op)
 			rs_stat_inc(op->rs, s->dead != RS_NO_MEMBER ? RS_STAT_DEGRADED :
 								     RS_STAT_FULL);
 	}
-	rs_batch_run(op, rs_r5_build_writes, rs_r5_written);
+	r5->gate = RS_R5_GATE_META;
+	rs_r5_gate(op);
 }
 
 /*
@@ -683,7 +837,7 @@ static void rs_r5_build_sync_reads(struct rs_op *op)
 	}
 }
 
-/* The parity (resync) or the rebuilt member's chunks (rebuild), one range. */
+/* The parity (resync, repair) or the rebuilt member's chunks (rebuild), one range. */
 static void rs_r5_build_sync_writes(struct rs_op *op)
 {
 	struct rs_r5_op *r5 = to_r5(op);
@@ -691,10 +845,36 @@ static void rs_r5_build_sync_writes(struct rs_op *op)
 	unsigned int i, m;
 
 	for (i = 0; i < op->nr; i++) {
+		if (r5->kind == RS_R5_REPAIR && !test_bit(i, &r5->mismatched))
+			continue;
 		m = r5->kind == RS_R5_REBUILD ? r5->rb : rs_parity_member(g, op->stripe + i);
 		rs_r5_add(r5, i, m, REQ_OP_WRITE, 0, g->chunk,
 			  (op->nr - i) * (g->chunk << SECTOR_SHIFT));
 	}
+}
+
+/*
+ * Scrub stripe @i: XOR every member's chunk into the parity's buffer; what
+ * is not zero is where the parity disagrees with the data (counted in
+ * sectors, as md's mismatch_cnt). A repair then makes that stripe's parity
+ * from the data.
+ */
+static void rs_r5_scrub(struct rs_r5_op *r5, unsigned int i)
+{
+	const struct rs_geom *g = &r5->op.rs->geom;
+	unsigned int p = rs_parity_member(g, r5->op.stripe + i), row, sectors = 0;
+	unsigned long data = GENMASK(g->n - 1, 0) & ~BIT(p);
+
+	rs_r5_xor(r5, i, p, data, 0, g->chunk, true);
+	for (row = 0; row < g->chunk; row++)
+		if (memchr_inv(rs_r5_addr(r5, i, p, row << SECTOR_SHIFT), 0, SECTOR_SIZE))
+			sectors++;
+	if (!sectors)
+		return;
+	r5->mismatch_sectors += sectors;
+	__set_bit(i, &r5->mismatched);
+	if (r5->kind == RS_R5_REPAIR)
+		rs_r5_xor(r5, i, p, data, 0, g->chunk, false);
 }
 
 static void rs_r5_sync_written(struct rs_op *op)
@@ -718,9 +898,15 @@ static void rs_r5_sync_compute(struct rs_op *op)
 		return rs_r5_finish(r5, BLK_STS_IOERR);
 	}
 	for (i = 0; i < op->nr; i++) {
+		if (r5->kind == RS_R5_CHECK || r5->kind == RS_R5_REPAIR) {
+			rs_r5_scrub(r5, i);
+			continue;
+		}
 		dst = r5->kind == RS_R5_REBUILD ? r5->rb : rs_parity_member(g, op->stripe + i);
 		rs_r5_xor(r5, i, dst, all & ~BIT(dst), 0, g->chunk, false);
 	}
+	if (r5->kind == RS_R5_CHECK || (r5->kind == RS_R5_REPAIR && !r5->mismatched))
+		return rs_r5_finish(r5, BLK_STS_OK);
 	rs_batch_run(op, rs_r5_build_sync_writes, rs_r5_sync_written);
 }
 
@@ -734,6 +920,9 @@ static void rs_r5_plan_sync(struct rs_r5_op *r5)
 		lost &= ~BIT(r5->rb);
 		if (r5->rb == RS_NO_MEMBER || !rs_r5_synced(r5, op->nr - 1))
 			lost = 1;
+	} else if (r5->rb != RS_NO_MEMBER && op->stripe + op->nr > r5->rb_cp) {
+		/* The rebuilding member does not hold its data above the checkpoint. */
+		lost |= BIT(r5->rb);
 	}
 	if (lost)
 		return rs_r5_finish(r5, BLK_STS_IOERR);
@@ -748,6 +937,13 @@ static void rs_r5_plan(struct rs_op *op)
 	struct rs_r5_op *r5 = to_r5(op);
 	struct rainssd *rs = op->rs;
 
+	/*
+	 * The last step's failures are noted (a plan made again follows
+	 * rs_r5_note_failures()); a plan that needs no pre-read goes straight
+	 * to compute, which must not take them for new ones (it would plan
+	 * again, for ever: a stack overflow when a member died).
+	 */
+	op->failed = 0;
 	r5->dead = READ_ONCE(rs->dead_mask);
 	r5->rb = READ_ONCE(rs->rebuild_member);
 	r5->rb_cp = READ_ONCE(rs->rebuild_cp);
@@ -846,11 +1042,13 @@ bool rs_r5_feed(struct rainssd *rs, struct bio *bio)
 }
 
 /*
- * Start a resync (@rebuild false: parity from the data) or a rebuild of the
- * rebuilding member of stripes [stripe, stripe + nr); @done runs in the
- * workqueue when it has ended. False when no operation can be had now.
+ * Start a resync (parity from the data), a rebuild of the rebuilding
+ * member, or a scrub (check: count the sectors whose parity disagrees;
+ * repair: and make it from the data) of stripes [stripe, stripe + nr);
+ * @done runs in the workqueue when it has ended. False when no operation
+ * can be had now.
  */
-bool rs_r5_sync(struct rainssd *rs, u64 stripe, unsigned int nr, bool rebuild,
+bool rs_r5_sync(struct rainssd *rs, u64 stripe, unsigned int nr, enum rs_r5_sync_kind what,
 		rs_r5_done_fn done, void *ctx)
 {
 	const struct rs_geom *g = &rs->geom;
@@ -862,7 +1060,9 @@ bool rs_r5_sync(struct rainssd *rs, u64 stripe, unsigned int nr, bool rebuild,
 	if (!op)
 		return false;
 	r5 = to_r5(op);
-	r5->kind = rebuild ? RS_R5_REBUILD : RS_R5_RESYNC;
+	r5->kind = what == RS_R5_SYNC_REBUILD ? RS_R5_REBUILD :
+		   what == RS_R5_SYNC_CHECK ? RS_R5_CHECK :
+		   what == RS_R5_SYNC_REPAIR ? RS_R5_REPAIR : RS_R5_RESYNC;
 	op->stripe = stripe;
 	op->nr = nr;
 	r5->rows[0].end = g->chunk;

@@ -28,13 +28,20 @@
 
 struct rainssd;
 
-/* A resync or rebuild operation has ended (in the workqueue). */
-typedef void (*rs_r5_done_fn)(void *ctx, blk_status_t status);
+/* A sync operation has ended (in the workqueue): its status, and a scrub's mismatched sectors. */
+typedef void (*rs_r5_done_fn)(void *ctx, blk_status_t status, u64 mismatches);
+
+enum rs_r5_sync_kind {
+	RS_R5_SYNC_RESYNC,
+	RS_R5_SYNC_REBUILD,
+	RS_R5_SYNC_CHECK,
+	RS_R5_SYNC_REPAIR,
+};
 
 size_t rs_r5_op_size(void);
 unsigned int rs_r5_max_stripes(const struct rs_geom *g);
 bool rs_r5_feed(struct rainssd *rs, struct bio *bio);
-bool rs_r5_sync(struct rainssd *rs, u64 stripe, unsigned int nr, bool rebuild,
+bool rs_r5_sync(struct rainssd *rs, u64 stripe, unsigned int nr, enum rs_r5_sync_kind what,
 		rs_r5_done_fn done, void *ctx);
 
 #endif

@@ -54,6 +54,8 @@ void rs_sb_encode(const struct rs_sb *sb, void *block)
 	d->role = cpu_to_le32(sb->role);
 	d->flags = cpu_to_le32(sb->flags);
 	d->ctime = cpu_to_le64(sb->ctime);
+	d->region_stripes = cpu_to_le32(sb->region_stripes);
+	d->log_nonce = cpu_to_le64(sb->log_nonce);
 	for (i = 0; i < sb->n && i < RS_MAX_DEVS; i++) {
 		d->members[i].state = sb->state[i];
 		d->members[i].checkpoint = cpu_to_le64(sb->cp[i]);
@@ -93,6 +95,12 @@ enum rs_sb_read rs_sb_decode(const void *block, struct rs_sb *sb, const char **w
 	sb->role = le32_to_cpu(d->role);
 	sb->flags = le32_to_cpu(d->flags);
 	sb->ctime = le64_to_cpu(d->ctime);
+	sb->region_stripes = le32_to_cpu(d->region_stripes);
+	sb->log_nonce = le64_to_cpu(d->log_nonce);
+	if (d->pad0 || memchr_inv(d->reserved, 0, sizeof(d->reserved))) {
+		*why = "reserved bytes not zero";
+		return RS_SBR_CORRUPT;
+	}
 	if (sb->n < RS_MIN_DEVS || sb->n > RS_MAX_DEVS || sb->role >= sb->n ||
 	    sb->chunk < RS_MIN_CHUNK || sb->chunk > RS_MAX_CHUNK ||
 	    (sb->chunk & (sb->chunk - 1)) || sb->resync_cp > sb->stripes ||
@@ -195,6 +203,7 @@ static void rs_assemble_fresh(const struct rs_activation *a, struct rs_assembly 
 	sb->stripes = a->usable_stripes;
 	sb->resync_cp = a->nosync ? sb->stripes : 0;
 	sb->flags = 0;
+	sb->region_stripes = a->region_stripes;
 	for (i = 0; i < a->n; i++) {
 		sb->state[i] = RS_MS_IN_SYNC;
 		sb->cp[i] = 0;
@@ -272,6 +281,9 @@ void rs_assemble(const struct rs_activation *a, struct rs_assembly *out)
 		    s->data_offset != a->geom.data_offset)
 			return rs_refuse(out, i,
 				 "Member superblock geometry (chunk, #devs, data offset) differs from the table");
+		if (a->region_given && s->region_stripes != a->region_stripes)
+			return rs_refuse(out, i,
+				 "Member superblock bitmap region differs from the table's region_size");
 		if (s->stripes != newest->stripes)
 			return rs_refuse(out, i,
 				 "Member superblock volume size differs from the other members'");

@@ -6,8 +6,10 @@
  *
  * Every member holds two copies, 4 KiB each, at RS_SB_SECTOR and
  * RS_SB_SECTOR + 8 (1 MiB into the reserved area, clear of md's own
- * superblock at 4 KiB). A commit writes generation (events) g to copy
- * g % 2 of every live member, so a torn write leaves the other copy whole.
+ * superblock at 4 KiB), then the write-intent bitmap at RS_BITMAP_SECTOR
+ * (2 MiB) and the degraded-write log at RS_LOG_SECTOR (4 MiB). A commit
+ * writes generation (events) g to copy g % 2 of every live member, so a
+ * torn write leaves the other copy whole.
  * All fields little-endian; crc32c over the 4 KiB with the csum field zero.
  */
 #ifndef RAINSSD_SB_H
@@ -23,6 +25,10 @@
 #define RS_SB_SECTOR		2048ULL			/* copy 0; copy 1 is 8 sectors on */
 #define RS_SB_SIZE		4096
 #define RS_SB_COPIES		2
+#define RS_BITMAP_SECTOR	4096ULL			/* up to 2 MiB of bits */
+#define RS_BITMAP_MAX_BYTES	(2U << 20)
+#define RS_LOG_SECTOR		8192ULL			/* 8 MiB ring per member */
+#define RS_LOG_BYTES		(8U << 20)
 
 /* A member's state, in every superblock's table. */
 enum rs_mstate {
@@ -57,7 +63,10 @@ struct rs_sb_disk {
 	__le32 role;			/* this member's slot in the table */
 	__le32 flags;			/* RS_SBF_* */
 	__le64 ctime;			/* creation, seconds since the epoch */
-	__u8 reserved[48];
+	__le32 region_stripes;		/* write-intent bitmap: stripes per region, 0 none */
+	__le32 pad0;
+	__le64 log_nonce;		/* degraded-write log records of this state carry it */
+	__u8 reserved[32];
 	struct rs_sb_member_disk members[RS_MAX_DEVS];
 } __packed;
 
@@ -73,6 +82,8 @@ struct rs_sb {
 	unsigned int role;
 	u32 flags;
 	u64 ctime;
+	u32 region_stripes;
+	u64 log_nonce;
 	u8 state[RS_MAX_DEVS];		/* enum rs_mstate */
 	u64 cp[RS_MAX_DEVS];		/* rebuild checkpoints */
 };
@@ -102,6 +113,8 @@ struct rs_activation {
 	u64 stripes;			/* the table's length in stripes (rounded up) */
 	u64 usable_stripes;		/* what the members hold */
 	bool nosync;
+	u32 region_stripes;		/* a new volume's bitmap regions */
+	bool region_given;		/* the table names region_size: must match */
 	unsigned int n;
 	struct rs_slot slot[RS_MAX_DEVS];
 };

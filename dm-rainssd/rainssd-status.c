@@ -82,7 +82,7 @@ static unsigned int rs_us(u64 ns)
  *   <policy_reconstructs> <probes> <rebuild_us> <member_0> ... <member_N-1>
  *   <stripe_cache_used> <stripe_cache> <stripe_cache_peak> <ops> <replans>
  *   <deferred_bios> <reserve_ops> <emergency_steps> <sync_ratio>
- *   <sync_action> <read_errors> <repaired>
+ *   <sync_action> <read_errors> <repaired> <mismatch_cnt>
  * health has one character per member: A in sync, a being rebuilt, D failed
  * or missing (dm-raid's letters). sync_ratio is <done>/<total> sectors per
  * member of the resync or rebuild, sync_action idle, resync, recover or
@@ -97,7 +97,7 @@ void rs_status_info(struct rainssd *rs, char *result, unsigned int maxlen)
 	struct rs_stats *st = rs->stats_sum;
 	struct rs_load_snap *snap;
 	const char *action;
-	u64 done, total;
+	u64 done, total, mismatches;
 
 	mutex_lock(&rs->stats_lock);
 	rs_sum_stats(rs);
@@ -129,13 +129,14 @@ void rs_status_info(struct rainssd *rs, char *result, unsigned int maxlen)
 	DMEMIT(" %u %u %u", used, READ_ONCE(rs->stripe_cache), peak);
 	for (i = RS_NR_POLICY_STATS; i < RS_NR_STATS; i++)
 		DMEMIT(" %llu", st->c[i]);
-	action = rs_sync_status(rs->sync, &done, &total);
+	action = rs_sync_status(rs->sync, &done, &total, &mismatches);
 	DMEMIT(" %llu/%llu %s ", done, total, action);
 	for (i = 0; i < n; i++)
 		DMEMIT("%s%u", i ? ":" : "", atomic_read(&rs->read_errors[i]));
 	DMEMIT(" ");
 	for (i = 0; i < n; i++)
 		DMEMIT("%s%llu", i ? ":" : "", st->m[i][RS_MSTAT_REPAIRED]);
+	DMEMIT(" %llu", mismatches);
 	mutex_unlock(&rs->stats_lock);
 }
 
@@ -149,6 +150,7 @@ void rs_status_info(struct rainssd *rs, char *result, unsigned int maxlen)
  *   <tunable> <value>		ewma_weight, freq_window, stall_factor, xor_ns,
  *				probe_ms, recon_load_pct (the table's ranges)
  *   stats_reset		the status counters start again from zero
+ *   check, repair, idle, frozen  scrub and sync control (dm-raid's words)
  */
 int rs_message(struct dm_target *ti, unsigned int argc, char **argv,
 	       char *result, unsigned int maxlen)
@@ -161,6 +163,14 @@ int rs_message(struct dm_target *ti, unsigned int argc, char **argv,
 	if (argc == 1 && !strcasecmp(argv[0], "stats_reset")) {
 		rs_stats_reset(rs);
 		return 0;
+	}
+	if (argc == 1 && (!strcasecmp(argv[0], "check") || !strcasecmp(argv[0], "repair") ||
+			  !strcasecmp(argv[0], "idle") || !strcasecmp(argv[0], "frozen"))) {
+		int r = rs_sync_message(rs->sync, argv[0], &error);
+
+		if (r)
+			DMWARN_LIMIT("%s: %s", argv[0], error);
+		return r;
 	}
 	if (argc == 2 && !strcasecmp(argv[0], "fail")) {
 		if (kstrtouint(argv[1], 10, &idx) || idx >= rs->geom.n) {

@@ -8,6 +8,7 @@
 #include <linux/wait.h>
 
 #include "rainssd.h"
+#include "rainssd-bitmap.h"
 #include "rainssd-meta.h"
 #include "rainssd-raid5.h"
 #include "rainssd-sync.h"
@@ -21,8 +22,11 @@
 
 enum rs_sync_what {
 	RS_SYNC_IDLE,
-	RS_SYNC_RESYNC,
+	RS_SYNC_REGION,		/* a region an unclean shutdown left dirty */
+	RS_SYNC_RESYNC,		/* the initial resync */
 	RS_SYNC_REBUILD,
+	RS_SYNC_CHECK,		/* scrub: count parity mismatches */
+	RS_SYNC_REPAIR,		/* scrub: and make that parity from the data */
 };
 
 struct rs_sync {
@@ -30,15 +34,21 @@ struct rs_sync {
 	struct delayed_work work;
 	wait_queue_head_t idle_wait;
 
-	spinlock_t lock;		/* protects running, busy, halted */
+	spinlock_t lock;		/* protects running to scrub_pos */
 	bool running;			/* resumed: steps may be issued */
 	bool busy;			/* an operation is in flight */
 	bool halted;			/* stopped by an error until the next resume */
+	bool frozen;			/* held by the frozen message */
+	enum rs_sync_what scrub;	/* RS_SYNC_CHECK, RS_SYNC_REPAIR, or IDLE */
+	u64 scrub_pos;			/* next stripe the scrub reads */
+	u64 mismatches;			/* sectors the last (or current) scrub found */
 
 	/* The operation in flight (only the work item and its completion touch these). */
 	enum rs_sync_what what;
 	u64 pos;
 	unsigned int nr;
+	u64 region_first, region_end;	/* RS_SYNC_REGION: the region, and where it stops */
+	u64 regions_done;		/* dirty regions resynced since the resume */
 
 	u64 win_start;			/* rate window: when it began, ns */
 	u64 win_sectors;		/* sectors per member synced in it */
@@ -46,20 +56,56 @@ struct rs_sync {
 	u64 user_ios;			/* user bios counted at the last step */
 };
 
-static enum rs_sync_what rs_sync_next(struct rainssd *rs, u64 *pos)
+/*
+ * What to do next, and from which stripe: first the regions an unclean
+ * shutdown left dirty (below a rebuild's checkpoint only: above it the
+ * degraded log made them right), then the initial resync, then a rebuild.
+ * Making parity from data needs every member it covers.
+ */
+static enum rs_sync_what rs_sync_next(struct rs_sync *s, u64 *pos)
 {
-	u64 resync = READ_ONCE(rs->resync_cp);
+	struct rainssd *rs = s->rs;
+	unsigned int rb = READ_ONCE(rs->rebuild_member);
+	u64 resync = READ_ONCE(rs->resync_cp), cp = READ_ONCE(rs->rebuild_cp);
+	u64 first, nr;
 
+	if (READ_ONCE(rs->dead_mask) || s->frozen)
+		return RS_SYNC_IDLE;
+	while (rs_bitmap_next_sync(rs->bitmap, &first, &nr)) {
+		if (first != s->region_first || s->region_end <= first) {
+			s->region_first = first;
+			s->region_end = first + nr;
+			s->pos = first;
+		}
+		if (rb != RS_NO_MEMBER)
+			s->region_end = min(s->region_end, max(cp, first));
+		if (s->pos < s->region_end) {
+			*pos = s->pos;
+			return RS_SYNC_REGION;
+		}
+		rs_bitmap_synced(rs->bitmap, first, nr);
+		s->regions_done++;
+	}
 	if (resync < rs->stripes) {
-		/* The parity needs every member. */
-		if (READ_ONCE(rs->dead_mask) || READ_ONCE(rs->rebuild_member) != RS_NO_MEMBER)
+		if (rb != RS_NO_MEMBER)
 			return RS_SYNC_IDLE;
 		*pos = resync;
 		return RS_SYNC_RESYNC;
 	}
-	if (READ_ONCE(rs->rebuild_member) != RS_NO_MEMBER && !READ_ONCE(rs->dead_mask)) {
-		*pos = READ_ONCE(rs->rebuild_cp);
+	if (rb != RS_NO_MEMBER) {
+		*pos = cp;
 		return RS_SYNC_REBUILD;
+	}
+	if (s->scrub != RS_SYNC_IDLE) {
+		if (s->scrub_pos < rs->stripes) {
+			*pos = s->scrub_pos;
+			return s->scrub;
+		}
+		DMINFO("%s done: %llu sector(s) whose parity disagreed%s",
+		       s->scrub == RS_SYNC_CHECK ? "check" : "repair", s->mismatches,
+		       s->scrub == RS_SYNC_REPAIR && s->mismatches ? ", rewritten" : "");
+		s->scrub = RS_SYNC_IDLE;
+		s->scrub_pos = 0;
 	}
 	return RS_SYNC_IDLE;
 }
@@ -114,7 +160,32 @@ static unsigned long rs_sync_throttle(struct rs_sync *s)
 	return 0;
 }
 
-static void rs_sync_done(void *ctx, blk_status_t status);
+static void rs_sync_done(void *ctx, blk_status_t status, u64 mismatches);
+
+static const char *rs_sync_name(enum rs_sync_what what)
+{
+	static const char * const names[] = {
+		[RS_SYNC_IDLE] = "idle", [RS_SYNC_REGION] = "resync", [RS_SYNC_RESYNC] = "resync",
+		[RS_SYNC_REBUILD] = "recover", [RS_SYNC_CHECK] = "check",
+		[RS_SYNC_REPAIR] = "repair",
+	};
+
+	return names[what];
+}
+
+static enum rs_r5_sync_kind rs_sync_kind(enum rs_sync_what what)
+{
+	switch (what) {
+	case RS_SYNC_REBUILD:
+		return RS_R5_SYNC_REBUILD;
+	case RS_SYNC_CHECK:
+		return RS_R5_SYNC_CHECK;
+	case RS_SYNC_REPAIR:
+		return RS_R5_SYNC_REPAIR;
+	default:
+		return RS_R5_SYNC_RESYNC;
+	}
+}
 
 static void rs_sync_work(struct work_struct *work)
 {
@@ -133,7 +204,7 @@ static void rs_sync_work(struct work_struct *work)
 	s->busy = true;
 	spin_unlock_irq(&s->lock);
 
-	what = rs_sync_next(rs, &pos);
+	what = rs_sync_next(s, &pos);
 	if (what == RS_SYNC_IDLE)
 		goto idle;
 	delay = rs_sync_throttle(s);
@@ -141,8 +212,8 @@ static void rs_sync_work(struct work_struct *work)
 		goto later;
 	s->what = what;
 	s->pos = pos;
-	s->nr = min_t(u64, maxs, rs->stripes - pos);
-	if (rs_r5_sync(rs, pos, s->nr, what == RS_SYNC_REBUILD, rs_sync_done, s))
+	s->nr = min_t(u64, maxs, (what == RS_SYNC_REGION ? s->region_end : rs->stripes) - pos);
+	if (rs_r5_sync(rs, pos, s->nr, rs_sync_kind(what), rs_sync_done, s))
 		return;
 	delay = 1;	/* no room in the stripe cache now */
 later:
@@ -165,7 +236,7 @@ idle:
  * they are let go, so that a user write that gets them next sees the
  * rebuilt member in service there.
  */
-static void rs_sync_done(void *ctx, blk_status_t status)
+static void rs_sync_done(void *ctx, blk_status_t status, u64 mismatches)
 {
 	struct rs_sync *s = ctx;
 	struct rainssd *rs = s->rs;
@@ -174,7 +245,7 @@ static void rs_sync_done(void *ctx, blk_status_t status)
 
 	if (status) {
 		DMERR_LIMIT("%s stopped at stripe %llu: a member could not be read or written",
-			    s->what == RS_SYNC_REBUILD ? "rebuild" : "resync", s->pos);
+			    rs_sync_name(s->what), s->pos);
 		spin_lock_irq(&s->lock);
 		s->halted = true;
 		s->busy = false;
@@ -183,16 +254,29 @@ static void rs_sync_done(void *ctx, blk_status_t status)
 		wake_up(&s->idle_wait);
 		return;
 	}
-	if (s->what == RS_SYNC_REBUILD)
+	if (s->what == RS_SYNC_REGION) {
+		/* The region's sync bit goes when rs_sync_next() finds it done. */
+		s->pos = cp;
+		end = false;
+	} else if (s->what == RS_SYNC_CHECK || s->what == RS_SYNC_REPAIR) {
+		spin_lock_irq(&s->lock);
+		if (s->scrub == s->what && s->scrub_pos == s->pos) {
+			s->scrub_pos = cp;
+			s->mismatches += mismatches;
+		}
+		spin_unlock_irq(&s->lock);
+		end = false;
+	} else if (s->what == RS_SYNC_REBUILD) {
 		rs_meta_set_rebuild_cp(rs->meta, cp, end);
-	else
+	} else {
 		rs_meta_set_resync_cp(rs->meta, cp);
+	}
 	s->win_sectors += (u64)s->nr * rs->geom.chunk;
 	if (end || now - s->last_commit > RS_SYNC_COMMIT_NS) {
 		s->last_commit = now;
 		rs_meta_request_commit(rs->meta);
 		if (end)
-			DMINFO("%s done", s->what == RS_SYNC_REBUILD ? "rebuild" : "resync");
+			DMINFO("%s done", rs_sync_name(s->what));
 	}
 	spin_lock_irq(&s->lock);
 	s->busy = false;
@@ -246,29 +330,89 @@ void rs_sync_stop(struct rs_sync *s)
 	wait_event(s->idle_wait, rs_sync_quiet(s));
 }
 
-const char *rs_sync_status(struct rs_sync *s, u64 *done, u64 *total)
+/*
+ * dm-raid's sync_action and sync_ratio (done/total sectors per member), and
+ * the last scrub's mismatch count. Never sleeps.
+ */
+const char *rs_sync_status(struct rs_sync *s, u64 *done, u64 *total, u64 *mismatches)
 {
 	struct rainssd *rs = s->rs;
-	u64 chunk = rs->geom.chunk;
-	bool halted;
-	u64 pos;
+	u64 chunk = rs->geom.chunk, to_sync, scrub_pos;
+	enum rs_sync_what scrub;
+	bool halted, frozen;
 
 	spin_lock_irq(&s->lock);
 	halted = s->halted;
+	frozen = s->frozen;
+	scrub = s->scrub;
+	scrub_pos = s->scrub_pos;
+	*mismatches = s->mismatches;
 	spin_unlock_irq(&s->lock);
 	*total = rs->stripes * chunk;
-	switch (rs_sync_next(rs, &pos)) {
-	case RS_SYNC_RESYNC:
-		*done = pos * chunk;
+	*done = *total;
+	halted |= frozen;
+	to_sync = rs_bitmap_to_sync(rs->bitmap);
+	if (to_sync && !READ_ONCE(rs->dead_mask)) {
+		/* Dirty regions: how many of those the shutdown left are done. */
+		*total = (s->regions_done + to_sync) * chunk;
+		*done = s->regions_done * chunk;
 		return halted ? "frozen" : "resync";
-	case RS_SYNC_REBUILD:
-		*done = pos * chunk;
-		return halted ? "frozen" : "recover";
-	default:
-		*done = READ_ONCE(rs->resync_cp) < rs->stripes ? READ_ONCE(rs->resync_cp) * chunk :
-								*total;
-		return "idle";
 	}
+	if (READ_ONCE(rs->resync_cp) < rs->stripes) {
+		*done = READ_ONCE(rs->resync_cp) * chunk;
+		if (halted)
+			return "frozen";
+		return READ_ONCE(rs->rebuild_member) == RS_NO_MEMBER && !READ_ONCE(rs->dead_mask) ?
+		       "resync" : "idle";
+	}
+	if (READ_ONCE(rs->rebuild_member) != RS_NO_MEMBER) {
+		*done = READ_ONCE(rs->rebuild_cp) * chunk;
+		return halted || READ_ONCE(rs->dead_mask) ? "frozen" : "recover";
+	}
+	if (scrub != RS_SYNC_IDLE) {
+		*done = scrub_pos * chunk;
+		return halted ? "frozen" : rs_sync_name(scrub);
+	}
+	return frozen ? "frozen" : "idle";
+}
+
+/*
+ * The sync_action messages (dm-raid's words): check, repair (a scrub from
+ * the start, or on from where frozen left the same one), idle (stop a
+ * scrub, thaw), frozen (hold every resync, rebuild and scrub). Process
+ * context; never sleeps. -EBUSY while the parity cannot be checked.
+ */
+int rs_sync_message(struct rs_sync *s, const char *action, char **error)
+{
+	struct rainssd *rs = s->rs;
+	enum rs_sync_what what;
+	int r = 0;
+
+	spin_lock_irq(&s->lock);
+	if (!strcasecmp(action, "frozen")) {
+		s->frozen = true;
+	} else if (!strcasecmp(action, "idle")) {
+		s->frozen = false;
+		s->scrub = RS_SYNC_IDLE;
+		s->scrub_pos = 0;
+	} else {
+		what = !strcasecmp(action, "check") ? RS_SYNC_CHECK : RS_SYNC_REPAIR;
+		if (READ_ONCE(rs->dead_mask) || READ_ONCE(rs->rebuild_member) != RS_NO_MEMBER ||
+		    READ_ONCE(rs->resync_cp) < rs->stripes || rs_bitmap_to_sync(rs->bitmap)) {
+			*error = "check and repair need every member in sync and no resync pending";
+			r = -EBUSY;
+		} else if (!(s->frozen && s->scrub == what)) {
+			s->scrub = what;
+			s->scrub_pos = 0;
+			s->mismatches = 0;
+		}
+		if (!r)
+			s->frozen = false;
+	}
+	if (s->running && !r)
+		mod_delayed_work(rs->wq, &s->work, 0);
+	spin_unlock_irq(&s->lock);
+	return r;
 }
 
 int rs_sync_create(struct rainssd *rs, struct rs_sync **out)

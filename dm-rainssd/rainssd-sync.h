@@ -10,7 +10,8 @@
  * Handle: struct rs_sync (opaque). rs_sync_create and rs_sync_destroy are
  * for the constructor and destructor; rs_sync_start (resume) and
  * rs_sync_stop (presuspend: waits for the operation in flight) may sleep;
- * rs_sync_status never sleeps.
+ * rs_sync_status and rs_sync_message never sleep. Online scrub (check,
+ * repair) runs on the same machinery, after any resync or rebuild.
  */
 #ifndef RAINSSD_SYNC_H
 #define RAINSSD_SYNC_H
@@ -25,6 +26,7 @@ void rs_sync_destroy(struct rs_sync *s);
 void rs_sync_start(struct rs_sync *s);
 void rs_sync_stop(struct rs_sync *s);
 void rs_sync_kick(struct rs_sync *s);
-const char *rs_sync_status(struct rs_sync *s, u64 *done, u64 *total);
+const char *rs_sync_status(struct rs_sync *s, u64 *done, u64 *total, u64 *mismatches);
+int rs_sync_message(struct rs_sync *s, const char *action, char **error);
 
 #endif

@@ -12,7 +12,9 @@
 #include <linux/timekeeping.h>
 
 #include "rainssd.h"
+#include "rainssd-bitmap.h"
 #include "rainssd-fault.h"
+#include "rainssd-log.h"
 #include "rainssd-meta.h"
 #include "rainssd-raid5.h"
 #include "rainssd-sb.h"
@@ -83,6 +85,8 @@ static void rs_free(struct rainssd *rs)
 	unsigned int i;
 
 	rs_sync_destroy(rs->sync);
+	rs_bitmap_destroy(rs->bitmap);
+	rs_log_destroy(rs->log);
 	rs_op_exit(rs);
 	if (rs->wq)
 		destroy_workqueue(rs->wq);
@@ -168,6 +172,8 @@ static int rs_assemble_members(struct rainssd *rs)
 	a->nosync = rs->nosync;
 	a->stripes = DIV_ROUND_UP_SECTOR_T(ti->len, rs->geom.stripe_data);
 	a->usable_stripes = (rs->member_sectors - rs->geom.data_offset) >> rs->geom.chunk_shift;
+	a->region_stripes = rs_bitmap_region_stripes(&rs->geom, a->usable_stripes, rs->region_size);
+	a->region_given = rs->region_size != RS_DEF_REGION_SIZE;
 	for (i = 0; i < a->n; i++) {
 		a->slot[i].missing = !rs->dev[i];
 		a->slot[i].rebuild = rs->rebuild_arg == i;
@@ -283,6 +289,16 @@ static int rs_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	r = rs_sync_create(rs, &rs->sync);
 	if (r) {
 		ti->error = "Cannot allocate the resync and rebuild state";
+		goto bad;
+	}
+	r = rs_bitmap_create(rs, rs_meta_region_stripes(rs->meta), &rs->bitmap);
+	if (r) {
+		ti->error = "Cannot allocate the write-intent bitmap";
+		goto bad;
+	}
+	r = rs_log_create(rs, &rs->log);
+	if (r) {
+		ti->error = "Cannot allocate the degraded-write log";
 		goto bad;
 	}
 	r = dm_set_target_max_io_len(ti, rs_r5_max_stripes(&rs->geom) * rs->geom.stripe_data);
@@ -510,15 +526,55 @@ static void rs_io_hints(struct dm_target *ti, struct queue_limits *limits)
 	rs_limits_set_max_io(limits, rs->ti->max_io_len);
 }
 
-/* The first resume writes the state decided at load; a refusal fails the resume. */
+/*
+ * The first resume: decide again from the superblocks, and after an
+ * unclean shutdown make the parity right before any I/O: replay the
+ * degraded-write log when a member is out (its parity could not be remade
+ * from the data), or name the bitmap's dirty regions for the resync. Then
+ * the state is written, in use and with a new log nonce. A later resume
+ * marks a clean volume in use again. A refusal fails the resume.
+ */
+static int rs_first_resume(struct rainssd *rs)
+{
+	struct rs_meta_boot boot;
+	unsigned int replayed;
+	bool unclean;
+	int r;
+
+	r = rs_meta_prepare(rs->meta, rs->act, &boot);
+	if (r)
+		return r;
+	unclean = !boot.clean;
+	if (unclean && rs_fault_skip_resync()) {
+		DMWARN("unclean shutdown, but skip_unclean_resync is set: parity taken as it is");
+		unclean = false;
+	}
+	if (unclean && boot.degraded) {
+		r = rs_log_replay(rs->log, boot.nonce, &replayed);
+		if (r) {
+			DMERR("unclean shutdown while degraded: log replay failed (%d)", r);
+			return r;
+		}
+		DMINFO("unclean shutdown while degraded: %u logged stripe update(s) replayed",
+		       replayed);
+	} else if (unclean) {
+		DMINFO("unclean shutdown: the bitmap's dirty regions will be resynced");
+	}
+	r = rs_meta_activate(rs->meta);
+	if (r)
+		return r;
+	/* Healthy (or below a rebuild's checkpoint): the dirty regions are resynced. */
+	return rs_bitmap_load(rs->bitmap, unclean && !READ_ONCE(rs->dead_mask));
+}
+
 static int rs_preresume(struct dm_target *ti)
 {
 	struct rainssd *rs = ti->private;
 	int r;
 
 	if (!rs->act)
-		return 0;
-	r = rs_meta_activate(rs->meta, rs->act);
+		return rs_meta_clean(rs->meta) ? rs_meta_set_clean(rs->meta, false) : 0;
+	r = rs_first_resume(rs);
 	if (!r) {
 		kfree(rs->act);
 		rs->act = NULL;
@@ -548,19 +604,31 @@ static void rs_presuspend_undo(struct dm_target *ti)
 	rs_sync_start(rs->sync);
 }
 
-/* Nothing in flight: write the checkpoints and states now. */
+/*
+ * Nothing in flight: flush every member, clear the bitmap and, when nothing
+ * is left to resync, mark the volume clean; the checkpoints and states are
+ * written with it.
+ */
 static void rs_postsuspend(struct dm_target *ti)
 {
 	struct rainssd *rs = ti->private;
+	unsigned int m;
+	bool clean;
 
 	flush_workqueue(rs->wq);
-	if (!rs->act && rs_meta_commit_sync(rs->meta))
+	if (rs->act)
+		return;		/* never resumed: nothing was written */
+	for (m = 0; m < rs->geom.n; m++)
+		if (rs->dev[m] && !rs_member_dead(rs, m) && blkdev_issue_flush(rs->dev[m]->bdev))
+			rs_member_failed(rs, m, "flush error at suspend");
+	clean = rs_bitmap_quiesce(rs->bitmap) > 0;
+	if (rs_meta_set_clean(rs->meta, clean))
 		DMERR("the state could not be written at suspend");
 }
 
 static struct target_type rainssd_target = {
 	.name = "rainssd",
-	.version = {1, 4, 0},
+	.version = {1, 5, 0},
 	.module = THIS_MODULE,
 	.ctr = rs_ctr,
 	.dtr = rs_dtr,

@@ -32,6 +32,10 @@
  *                       at suspend; the commit gate for writes.
  *   rainssd-sync.c      background resync and rebuild, throttled and
  *                       checkpointed.
+ *   rainssd-bitmap.c    the write-intent bitmap: bits on disk before writes,
+ *                       cleared lazily, dirty regions resynced after a crash.
+ *   rainssd-log.c       the degraded-write log (partial parity), replayed
+ *                       after a crash while a member is out.
  *   rainssd-fault.c     debugfs fault-injection points for the tests.
  *
  * Lock order (outermost first); none is held across a sleep or an I/O wait:
@@ -66,7 +70,7 @@
 #include "rainssd-shape.h"
 
 #define DM_MSG_PREFIX "rainssd"
-#define RS_VERSION_STR "1.4.0"
+#define RS_VERSION_STR "1.5.0"
 
 /* md's defaults: speed_limit_min and _max (KiB/s per member), max_corr_read_errors. */
 #define RS_DEF_MIN_RECOVERY_RATE	1000
@@ -121,6 +125,8 @@ struct rs_stats {
 struct rs_oplayer;
 struct rs_meta;
 struct rs_sync;
+struct rs_bitmap;
+struct rs_log;
 struct rs_activation;
 
 struct rainssd {
@@ -153,6 +159,9 @@ struct rainssd {
 	struct rs_meta *meta;
 	struct rs_activation *act;	/* the table's view, until the first resume */
 	struct rs_sync *sync;
+	struct rs_bitmap *bitmap;
+	struct rs_log *log;
+	unsigned int region_size;	/* "region_size": a new volume's bitmap regions */
 
 	struct rs_stats __percpu *stats;
 	struct rs_stats *stats_base;	/* the sums at the last stats_reset */

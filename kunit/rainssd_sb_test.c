@@ -1052,6 +1052,31 @@ static void rs_sb_test_geometry(struct kunit *test)
 	}
 }
 
+/*
+ * A table whose region_size gives other bitmap regions than the volume's:
+ * refused; without region_size the volume's own regions are kept.
+ */
+static void rs_sb_test_region(struct kunit *test)
+{
+	struct t_vol *v;
+	unsigned int given;
+
+	for (given = 0; given < 2; given++) {
+		v = t_vol(test, T_N);
+		v->sb.region_stripes = 64;
+		t_members(test, v, T_E);
+		v->a.region_stripes = 128;
+		v->a.region_given = given;
+		t_assemble(v);
+		if (given) {
+			T_REFUSED(test, v, 0, "region");
+		} else {
+			KUNIT_EXPECT_NULL(test, v->out.error);
+			KUNIT_EXPECT_EQ(test, v->out.sb.region_stripes, 64U);
+		}
+	}
+}
+
 /* Members that disagree on the volume's size: refused. */
 static void rs_sb_test_stripes(struct kunit *test)
 {
@@ -1318,6 +1343,7 @@ static struct kunit_case rs_sb_cases[] = {
 	KUNIT_CASE(rs_sb_test_uuid_newer),
 	KUNIT_CASE(rs_sb_test_role),
 	KUNIT_CASE(rs_sb_test_geometry),
+	KUNIT_CASE(rs_sb_test_region),
 	KUNIT_CASE(rs_sb_test_stripes),
 	KUNIT_CASE(rs_sb_test_length),
 	KUNIT_CASE(rs_sb_test_members_too_small),

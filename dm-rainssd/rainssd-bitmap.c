@@ -1,0 +1,494 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-rainssd write-intent bitmap (see rainssd-bitmap.h).
+ *
+ * Bits are kept little-endian in memory exactly as on disk (byte r / 8,
+ * bit r % 8), so a 4 KiB block of the image is written as it is:
+ *
+ *   image    the bits that are to be on disk;
+ *   durable  the bits every member's copy holds and that are still wanted
+ *            (what a write may rely on without waiting);
+ *   touched  regions written since the daemon last looked (not cleared yet);
+ *   sync     regions an unclean shutdown left to resync.
+ *
+ * Setting a bit bumps set_gen; the flush work writes every changed block
+ * and then publishes written_gen = set_gen, which wakes the operations
+ * waiting for a generation up to it.
+ */
+#include <linux/bitops.h>
+#include <linux/dm-io.h>
+#include <linux/ioprio.h>
+#include <linux/slab.h>
+
+#include "rainssd.h"
+#include "rainssd-bitmap.h"
+#include "rainssd-sb.h"
+
+#define RS_BM_BLOCK		4096U
+#define RS_BM_BITS		(RS_BM_BLOCK * 8)
+/* A region is cleared once it has had no write for between one and two periods. */
+#define RS_BM_DAEMON_MS		2000
+
+struct rs_bitmap;
+
+struct rs_bm_wr {
+	struct rs_bitmap *b;
+	unsigned long error;
+};
+
+struct rs_bitmap {
+	struct rainssd *rs;
+	u32 region_stripes;
+	u64 nr_regions;
+	unsigned int nr_blocks;
+
+	spinlock_t lock;		/* protects everything to waiters */
+	u8 *image;
+	u8 *durable;
+	unsigned long *touched;
+	unsigned long *sync;
+	unsigned long *dirty_blocks;
+	u16 *pending;			/* writes in flight per region */
+	u64 set_gen, written_gen;
+	struct list_head waiters;
+	bool running;			/* the daemon may clear bits */
+
+	struct workqueue_struct *wq;	/* ordered: one flush at a time */
+	struct work_struct flush_work;
+	struct delayed_work daemon;
+	struct dm_io_client *io;
+	void *bounce;			/* the block being written or read */
+	atomic_t inflight;
+	struct completion io_done;
+	struct rs_bm_wr wr[RS_MAX_DEVS];
+};
+
+/* Stripes per region for a volume of @stripes stripes and @region_sectors of volume data. */
+u32 rs_bitmap_region_stripes(const struct rs_geom *g, u64 stripes, u64 region_sectors)
+{
+	u64 rs = max_t(u64, 1, div_u64(region_sectors, g->stripe_data));
+	u64 max_regions = (u64)RS_BITMAP_MAX_BYTES * 8;
+
+	/* No more regions than the bitmap area holds. */
+	if (div64_u64(stripes + rs - 1, rs) > max_regions)
+		rs = div64_u64(stripes + max_regions - 1, max_regions);
+	return min_t(u64, rs, U32_MAX);
+}
+
+/* ---- I/O of one block on every live member ---- */
+
+static void rs_bm_io_done(unsigned long error, void *context)
+{
+	struct rs_bm_wr *wr = context;
+	struct rs_bitmap *b = wr->b;
+
+	wr->error = error;
+	if (atomic_dec_and_test(&b->inflight))
+		complete(&b->io_done);
+}
+
+/*
+ * Write (@write) b->bounce as block @k to, or read it from, every member
+ * that is in service, all at once; a read ORs every copy into @acc.
+ * Returns the members whose I/O failed. Sleeps.
+ */
+static unsigned long rs_bm_io(struct rs_bitmap *b, unsigned int k, bool write, u8 *acc,
+			      void *bufs[])
+{
+	struct rainssd *rs = b->rs;
+	blk_opf_t opf = write ? REQ_OP_WRITE | REQ_PREFLUSH | REQ_FUA | REQ_SYNC | REQ_META :
+				REQ_OP_READ | REQ_SYNC | REQ_META;
+	unsigned long failed = 0;
+	unsigned int m, i;
+
+	atomic_set(&b->inflight, 1);
+	reinit_completion(&b->io_done);
+	for (m = 0; m < rs->geom.n; m++) {
+		struct dm_io_region where = {
+			.sector = RS_BITMAP_SECTOR + (sector_t)k * (RS_BM_BLOCK >> SECTOR_SHIFT),
+			.count = RS_BM_BLOCK >> SECTOR_SHIFT,
+		};
+		struct dm_io_request req = {
+			.bi_opf = opf,
+			.mem.type = DM_IO_KMEM,
+			.mem.ptr.addr = write ? b->bounce : bufs[m],
+			.notify.fn = rs_bm_io_done,
+			.notify.context = &b->wr[m],
+			.client = b->io,
+		};
+
+		b->wr[m].b = b;
+		b->wr[m].error = 0;
+		if (!rs->dev[m] || rs_member_dead(rs, m))
+			continue;
+		where.bdev = rs->dev[m]->bdev;
+		atomic_inc(&b->inflight);
+		if (WARN_ON_ONCE(dm_io(&req, 1, &where, NULL, IOPRIO_DEFAULT))) {
+			b->wr[m].error = 1;
+			atomic_dec(&b->inflight);
+		}
+	}
+	if (!atomic_dec_and_test(&b->inflight))
+		wait_for_completion(&b->io_done);
+	for (m = 0; m < rs->geom.n; m++) {
+		if (b->wr[m].error) {
+			__set_bit(m, &failed);
+			continue;
+		}
+		if (!write && rs->dev[m] && !rs_member_dead(rs, m))
+			for (i = 0; i < RS_BM_BLOCK; i++)
+				acc[i] |= ((u8 *)bufs[m])[i];
+	}
+	return failed;
+}
+
+static void rs_bm_fail(struct rs_bitmap *b, unsigned long failed, const char *why)
+{
+	unsigned int m;
+
+	for_each_set_bit(m, &failed, b->rs->geom.n)
+		rs_member_failed(b->rs, m, why);
+}
+
+/* ---- the flush ---- */
+
+static void rs_bm_wake(struct rs_bitmap *b, struct list_head *ready)
+{
+	struct rs_op *op, *tmp;
+
+	list_for_each_entry_safe(op, tmp, &b->waiters, wait)
+		if (op->token <= b->written_gen)
+			list_move_tail(&op->wait, ready);
+}
+
+/* Write every changed block, then wake who waited for what is now on disk. Sleeps. */
+static void rs_bm_flush(struct rs_bitmap *b)
+{
+	unsigned long failed;
+	unsigned int k, i;
+	LIST_HEAD(ready);
+	struct rs_op *op, *tmp;
+
+	for (;;) {
+		spin_lock_irq(&b->lock);
+		k = find_first_bit(b->dirty_blocks, b->nr_blocks);
+		if (k >= b->nr_blocks) {
+			b->written_gen = b->set_gen;
+			rs_bm_wake(b, &ready);
+			spin_unlock_irq(&b->lock);
+			break;
+		}
+		__clear_bit(k, b->dirty_blocks);
+		memcpy(b->bounce, b->image + (size_t)k * RS_BM_BLOCK, RS_BM_BLOCK);
+		spin_unlock_irq(&b->lock);
+
+		failed = rs_bm_io(b, k, true, NULL, NULL);
+		rs_bm_fail(b, failed, "bitmap write error");
+
+		spin_lock_irq(&b->lock);
+		/* On disk now, and still wanted: what a write may rely on. */
+		for (i = 0; i < RS_BM_BLOCK; i++)
+			b->durable[(size_t)k * RS_BM_BLOCK + i] =
+				((u8 *)b->bounce)[i] & b->image[(size_t)k * RS_BM_BLOCK + i];
+		spin_unlock_irq(&b->lock);
+	}
+	list_for_each_entry_safe(op, tmp, &ready, wait) {
+		list_del(&op->wait);
+		rs_op_queue(op, op->run);
+	}
+}
+
+static void rs_bm_flush_work(struct work_struct *work)
+{
+	rs_bm_flush(container_of(work, struct rs_bitmap, flush_work));
+}
+
+/* ---- the write path ---- */
+
+static void rs_bm_regions(const struct rs_bitmap *b, const struct rs_op *op, u64 *r0, u64 *r1)
+{
+	*r0 = div_u64(op->stripe, b->region_stripes);
+	*r1 = div_u64(op->stripe + op->nr - 1, b->region_stripes);
+}
+
+/*
+ * @op is about to write its stripes: count the write in their regions, and
+ * unless every region's bit is on disk already, queue @op to run @fn once it
+ * is and return false. Never sleeps.
+ */
+bool rs_bitmap_start(struct rs_bitmap *b, struct rs_op *op, rs_op_fn fn)
+{
+	bool wait = false;
+	u64 r, r0, r1;
+
+	if (!b)
+		return true;
+	rs_bm_regions(b, op, &r0, &r1);
+	spin_lock_irq(&b->lock);
+	for (r = r0; r <= r1; r++) {
+		b->pending[r]++;
+		__set_bit(r, b->touched);
+		if (test_bit_le(r, b->durable))
+			continue;
+		wait = true;
+		if (!__test_and_set_bit_le(r, b->image)) {
+			__set_bit(div_u64(r, RS_BM_BITS), b->dirty_blocks);
+			b->set_gen++;
+		}
+	}
+	if (!wait) {
+		spin_unlock_irq(&b->lock);
+		return true;
+	}
+	op->token = b->set_gen;
+	op->run = fn;
+	list_add_tail(&op->wait, &b->waiters);
+	spin_unlock_irq(&b->lock);
+	queue_work(b->wq, &b->flush_work);
+	return false;
+}
+
+/* @op's writes are done (rs_bitmap_start() was called for it). */
+void rs_bitmap_end(struct rs_bitmap *b, struct rs_op *op)
+{
+	u64 r, r0, r1;
+
+	if (!b)
+		return;
+	rs_bm_regions(b, op, &r0, &r1);
+	spin_lock_irq(&b->lock);
+	for (r = r0; r <= r1; r++)
+		if (!WARN_ON_ONCE(!b->pending[r]))
+			b->pending[r]--;
+	spin_unlock_irq(&b->lock);
+}
+
+/* Clear the bits of regions that had no write for a whole period. */
+static void rs_bm_daemon(struct work_struct *work)
+{
+	struct rs_bitmap *b = container_of(to_delayed_work(work), struct rs_bitmap, daemon);
+	bool changed = false;
+	u64 r;
+
+	spin_lock_irq(&b->lock);
+	for (r = find_next_bit_le(b->image, b->nr_regions, 0); r < b->nr_regions;
+	     r = find_next_bit_le(b->image, b->nr_regions, r + 1)) {
+		if (b->pending[r] || test_bit(r, b->sync) || __test_and_clear_bit(r, b->touched))
+			continue;
+		__clear_bit_le(r, b->image);
+		__clear_bit_le(r, b->durable);
+		__set_bit(div_u64(r, RS_BM_BITS), b->dirty_blocks);
+		changed = true;
+	}
+	if (b->running)
+		queue_delayed_work(b->wq, &b->daemon, msecs_to_jiffies(RS_BM_DAEMON_MS));
+	spin_unlock_irq(&b->lock);
+	if (changed)
+		queue_work(b->wq, &b->flush_work);
+}
+
+/* ---- resync after an unclean shutdown ---- */
+
+bool rs_bitmap_needs_sync(struct rs_bitmap *b, u64 stripe)
+{
+	return b && test_bit(div_u64(stripe, b->region_stripes), b->sync);
+}
+
+/* The next region to resync: its stripes [*first, *first + *nr). */
+bool rs_bitmap_next_sync(struct rs_bitmap *b, u64 *first, u64 *nr)
+{
+	u64 r;
+
+	if (!b)
+		return false;
+	r = find_first_bit(b->sync, b->nr_regions);
+	if (r >= b->nr_regions)
+		return false;
+	*first = r * b->region_stripes;
+	*nr = min_t(u64, b->region_stripes, b->rs->stripes - *first);
+	return true;
+}
+
+/* Stripes [first, first + nr) of a region are resynced: its parity can be used again. */
+void rs_bitmap_synced(struct rs_bitmap *b, u64 first, u64 nr)
+{
+	u64 r = div_u64(first, b->region_stripes);
+
+	if (first + nr == min_t(u64, (r + 1) * b->region_stripes, b->rs->stripes))
+		clear_bit(r, b->sync);
+}
+
+/* Regions an unclean shutdown left that are still to resync. */
+u64 rs_bitmap_to_sync(struct rs_bitmap *b)
+{
+	return b ? bitmap_weight(b->sync, b->nr_regions) : 0;
+}
+
+/* ---- life cycle ---- */
+
+/*
+ * Read every live member's copy (the union: a bit any copy has counts) at
+ * the first resume. With @resync (an unclean shutdown) its regions are to
+ * be resynced and keep their bits; otherwise the bits are dropped. Then
+ * the image is written to every member, so that a new or rebuilt member
+ * holds it too, and the daemon starts. Sleeps.
+ */
+int rs_bitmap_load(struct rs_bitmap *b, bool resync)
+{
+	void *bufs[RS_MAX_DEVS] = { NULL };
+	unsigned long failed = 0;
+	unsigned int k, m;
+	u64 r;
+	int ret = 0;
+
+	if (!b)
+		return 0;
+	for (m = 0; m < b->rs->geom.n; m++) {
+		bufs[m] = kmalloc(RS_BM_BLOCK, GFP_KERNEL);
+		if (!bufs[m]) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	for (k = 0; k < b->nr_blocks && resync; k++)
+		failed |= rs_bm_io(b, k, false, b->image + (size_t)k * RS_BM_BLOCK, bufs);
+	rs_bm_fail(b, failed, "bitmap read error");
+	/* Bits past the last region are noise (a device's old contents). */
+	for (r = b->nr_regions; r < (u64)b->nr_blocks * RS_BM_BITS; r++)
+		__clear_bit_le(r, b->image);
+	if (resync) {
+		for (r = 0; r < b->nr_regions; r++)
+			if (test_bit_le(r, b->image))
+				__set_bit(r, b->sync);
+	} else {
+		memset(b->image, 0, (size_t)b->nr_blocks * RS_BM_BLOCK);
+	}
+	ret = rs_bitmap_write_all(b);
+	spin_lock_irq(&b->lock);
+	b->running = true;
+	queue_delayed_work(b->wq, &b->daemon, msecs_to_jiffies(RS_BM_DAEMON_MS));
+	spin_unlock_irq(&b->lock);
+out:
+	for (m = 0; m < RS_MAX_DEVS; m++)
+		kfree(bufs[m]);
+	return ret;
+}
+
+/* Write the whole image to every live member. Sleeps. */
+int rs_bitmap_write_all(struct rs_bitmap *b)
+{
+	unsigned int k;
+
+	if (!b)
+		return 0;
+	spin_lock_irq(&b->lock);
+	bitmap_fill(b->dirty_blocks, b->nr_blocks);
+	b->set_gen++;
+	spin_unlock_irq(&b->lock);
+	/* Through the ordered workqueue: one flush at a time. */
+	queue_work(b->wq, &b->flush_work);
+	flush_work(&b->flush_work);
+	for (k = 0; k < b->nr_blocks; k++)
+		if (test_bit(k, b->dirty_blocks))
+			return -EIO;
+	return 0;
+}
+
+/*
+ * Suspend, nothing in flight: clear every bit but those of regions still to
+ * resync and write the bitmap (PREFLUSH: every member's earlier writes are
+ * on stable media first). Returns whether the bitmap is now all clear (a
+ * clean shutdown). Sleeps.
+ */
+int rs_bitmap_quiesce(struct rs_bitmap *b)
+{
+	u64 r;
+	int clear;
+
+	if (!b)
+		return 1;
+	spin_lock_irq(&b->lock);
+	b->running = false;
+	spin_unlock_irq(&b->lock);
+	cancel_delayed_work_sync(&b->daemon);
+	spin_lock_irq(&b->lock);
+	for (r = 0; r < b->nr_regions; r++) {
+		WARN_ON_ONCE(b->pending[r]);
+		if (!test_bit(r, b->sync) && test_bit_le(r, b->image)) {
+			__clear_bit_le(r, b->image);
+			__clear_bit_le(r, b->durable);
+			__set_bit(div_u64(r, RS_BM_BITS), b->dirty_blocks);
+		}
+	}
+	clear = bitmap_empty(b->sync, b->nr_regions);
+	spin_unlock_irq(&b->lock);
+	queue_work(b->wq, &b->flush_work);
+	flush_work(&b->flush_work);
+	return clear && bitmap_empty(b->dirty_blocks, b->nr_blocks);
+}
+
+int rs_bitmap_create(struct rainssd *rs, u32 region_stripes, struct rs_bitmap **out)
+{
+	struct rs_bitmap *b;
+
+	*out = NULL;
+	if (!region_stripes)
+		return 0;
+	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	b->rs = rs;
+	b->region_stripes = region_stripes;
+	b->nr_regions = div64_u64(rs->stripes + region_stripes - 1, region_stripes);
+	b->nr_blocks = DIV_ROUND_UP_ULL(b->nr_regions, RS_BM_BITS);
+	spin_lock_init(&b->lock);
+	INIT_LIST_HEAD(&b->waiters);
+	INIT_WORK(&b->flush_work, rs_bm_flush_work);
+	INIT_DELAYED_WORK(&b->daemon, rs_bm_daemon);
+	init_completion(&b->io_done);
+	if (b->nr_regions > (u64)RS_BITMAP_MAX_BYTES * 8)
+		goto bad;
+	b->image = kvzalloc((size_t)b->nr_blocks * RS_BM_BLOCK, GFP_KERNEL);
+	b->durable = kvzalloc((size_t)b->nr_blocks * RS_BM_BLOCK, GFP_KERNEL);
+	b->touched = bitmap_zalloc(b->nr_regions, GFP_KERNEL);
+	b->sync = bitmap_zalloc(b->nr_regions, GFP_KERNEL);
+	b->dirty_blocks = bitmap_zalloc(b->nr_blocks, GFP_KERNEL);
+	b->pending = kvcalloc(b->nr_regions, sizeof(*b->pending), GFP_KERNEL);
+	b->bounce = kmalloc(RS_BM_BLOCK, GFP_KERNEL);
+	b->io = dm_io_client_create();
+	if (IS_ERR(b->io))
+		b->io = NULL;
+	b->wq = alloc_ordered_workqueue("rainssd-bitmap", WQ_MEM_RECLAIM);
+	if (!b->image || !b->durable || !b->touched || !b->sync || !b->dirty_blocks ||
+	    !b->pending || !b->bounce || !b->io || !b->wq)
+		goto bad;
+	*out = b;
+	return 0;
+bad:
+	rs_bitmap_destroy(b);
+	return -ENOMEM;
+}
+
+void rs_bitmap_destroy(struct rs_bitmap *b)
+{
+	if (!b)
+		return;
+	if (b->wq) {
+		spin_lock_irq(&b->lock);
+		b->running = false;
+		spin_unlock_irq(&b->lock);
+		cancel_delayed_work_sync(&b->daemon);
+		destroy_workqueue(b->wq);
+	}
+	WARN_ON_ONCE(!list_empty(&b->waiters));
+	if (b->io)
+		dm_io_client_destroy(b->io);
+	kfree(b->bounce);
+	kvfree(b->pending);
+	bitmap_free(b->dirty_blocks);
+	bitmap_free(b->sync);
+	bitmap_free(b->touched);
+	kvfree(b->durable);
+	kvfree(b->image);
+	kfree(b);
+}

@@ -1,0 +1,539 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-rainssd degraded-write log (see rainssd-log.h).
+ *
+ * On disk, each member's ring (RS_LOG_BYTES at RS_LOG_SECTOR) holds records
+ * of 4 KiB blocks: a header block, then the partial parity, rows * 512
+ * bytes, padded to a block. A record never wraps; the space at the end of
+ * the ring that a record does not fit in is skipped, and the next record,
+ * at block 0, starts the ring's next lap.
+ *
+ * Records are written in sequence order, lap after lap, so a record is
+ * overwritten only after every record written before it was, except in a
+ * skipped tail: there a record two laps old can outlive newer records of
+ * its stripe, and replaying it would compute a wrong parity. Hence every
+ * header carries its lap, and replay trusts only the records of the newest
+ * record's lap up to it and those of the lap before after it.
+ */
+#include <linux/bio.h>
+#include <linux/crc32c.h>
+#include <linux/dm-io.h>
+#include <linux/ioprio.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/xarray.h>
+
+#include "rainssd.h"
+#include "rainssd-log.h"
+#include "rainssd-sb.h"
+#include "rainssd-xor.h"
+
+#define RS_LOG_MAGIC		0x52474f4c44535352ULL	/* "RSSDLOGR" */
+#define RS_LOG_BLOCK		4096U
+#define RS_LOG_BLOCKS		(RS_LOG_BYTES / RS_LOG_BLOCK)
+/* Records in flight per member: what its ring may be asked to hold at once. */
+#define RS_LOG_SLOTS		32
+
+struct rs_log_rec_disk {
+	__le64 magic;
+	__le64 nonce;
+	__le64 seq;
+	__le64 stripe;
+	__le32 lap;			/* the ring's lap it was written in */
+	__le32 block;			/* where in the ring (block) */
+	__le32 rows_start;
+	__le32 rows_end;
+	__le32 data_crc;		/* crc32c of the partial parity */
+	__le32 hdr_crc;			/* crc32c of this block with this field 0 */
+	__le32 w_start[RS_MAX_DEVS];	/* rows each member wrote (empty: none) */
+	__le32 w_end[RS_MAX_DEVS];
+} __packed;
+
+struct rs_log_slot {
+	bool busy;
+	unsigned int start, len;	/* blocks of the ring */
+	unsigned int member;
+	u64 seq;
+	u32 lap;
+	struct page *hdr;
+	struct rs_op *op;
+};
+
+struct rs_log_ring {
+	unsigned int head;		/* next free block */
+	u32 lap;			/* wraps to block 0 so far */
+	u64 seq;
+	struct rs_log_slot slot[RS_LOG_SLOTS];
+	struct list_head waiters;	/* operations waiting for space, FIFO */
+};
+
+struct rs_log {
+	struct rainssd *rs;
+	struct bio_set bs;
+	spinlock_t lock;		/* protects every ring (the log serves degraded volumes) */
+	struct rs_log_ring ring[RS_MAX_DEVS];
+};
+
+static bool rs_log_overlaps(struct rs_log_ring *r, unsigned int start, unsigned int len)
+{
+	unsigned int i;
+
+	for (i = 0; i < RS_LOG_SLOTS; i++) {
+		struct rs_log_slot *s = &r->slot[i];
+
+		if (s->busy && start < s->start + s->len && s->start < start + len)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Where a record of @len blocks would go after @head: a free slot and its
+ * start (0 when it does not fit before the end: a new lap), or false.
+ */
+static bool rs_log_fits(struct rs_log_ring *r, unsigned int head, unsigned int len,
+			unsigned int *slot, unsigned int *start)
+{
+	unsigned int i;
+
+	*start = head + len > RS_LOG_BLOCKS ? 0 : head;
+	if (rs_log_overlaps(r, *start, len))
+		return false;
+	for (i = 0; i < RS_LOG_SLOTS; i++) {
+		if (!r->slot[i].busy) {
+			*slot = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void rs_log_endio(struct bio *bio)
+{
+	struct rs_log_slot *s = bio->bi_private;
+	struct rs_op *op = s->op;
+
+	if (bio->bi_status)
+		set_bit(s->member, &op->failed);
+	bio_put(bio);
+	if (atomic_dec_and_test(&op->pending))
+		rs_op_queue(op, op->next);
+}
+
+static unsigned int rs_log_blocks(const struct rs_log_update *u)
+{
+	return 1 + DIV_ROUND_UP(rs_range_len(&u->rows) << SECTOR_SHIFT, RS_LOG_BLOCK);
+}
+
+/*
+ * The header block of a record of @u for @n members whose partial parity
+ * has crc32c @data_crc (inverted), with its own checksum.
+ */
+static void rs_log_encode(struct rs_log_rec_disk *d, unsigned int n, u64 nonce, u64 seq,
+			  u32 lap, unsigned int block, const struct rs_log_update *u, u32 data_crc)
+{
+	unsigned int m;
+
+	memset(d, 0, RS_LOG_BLOCK);
+	d->magic = cpu_to_le64(RS_LOG_MAGIC);
+	d->nonce = cpu_to_le64(nonce);
+	d->seq = cpu_to_le64(seq);
+	d->stripe = cpu_to_le64(u->stripe);
+	d->lap = cpu_to_le32(lap);
+	d->block = cpu_to_le32(block);
+	d->rows_start = cpu_to_le32(u->rows.start);
+	d->rows_end = cpu_to_le32(u->rows.end);
+	for (m = 0; m < n; m++) {
+		d->w_start[m] = cpu_to_le32(u->w[m].start);
+		d->w_end[m] = cpu_to_le32(u->w[m].end);
+	}
+	d->data_crc = cpu_to_le32(data_crc);
+	d->hdr_crc = cpu_to_le32(~crc32c(~0U, d, RS_LOG_BLOCK));
+}
+
+/* Encode @u's header into slot @s's page and write the record. */
+static void rs_log_submit(struct rs_log *log, struct rs_log_slot *s, struct rs_op *op,
+			  const struct rs_log_update *u, u64 nonce)
+{
+	struct rainssd *rs = log->rs;
+	unsigned int bytes = rs_range_len(&u->rows) << SECTOR_SHIFT;
+	unsigned int npages = DIV_ROUND_UP(bytes, PAGE_SIZE), i;
+	struct bio *bio;
+	u32 crc = ~0U;
+
+	for (i = 0; i < npages; i++)
+		crc = crc32c(crc, page_address(op->pages[u->pp_pidx + i]),
+			     min_t(unsigned int, bytes - i * PAGE_SIZE, PAGE_SIZE));
+	rs_log_encode(page_address(s->hdr), rs->geom.n, nonce, s->seq, s->lap, s->start, u, ~crc);
+
+	/* The slot's bio: the set's reserve holds one per slot, so this cannot wait. */
+	bio = bio_alloc_bioset(rs->dev[u->parity]->bdev, 1 + npages,
+			       REQ_OP_WRITE | REQ_FUA | REQ_SYNC, GFP_NOIO, &log->bs);
+	bio->bi_iter.bi_sector = RS_LOG_SECTOR +
+				 (sector_t)s->start * (RS_LOG_BLOCK >> SECTOR_SHIFT);
+	__bio_add_page(bio, s->hdr, RS_LOG_BLOCK, 0);
+	for (i = 0; i < npages; i++)
+		__bio_add_page(bio, op->pages[u->pp_pidx + i],
+			       min_t(unsigned int, bytes - i * PAGE_SIZE, PAGE_SIZE), 0);
+	bio->bi_private = s;
+	bio->bi_end_io = rs_log_endio;
+	submit_bio_noacct(bio);
+}
+
+/*
+ * Record @nr updates of @op (@fill describes the k-th), each on its stripe's
+ * parity member's ring, with the state's @nonce, and run @fn when all are on
+ * disk (op->failed names the members whose record could not be written).
+ * The space for all of them is taken at once, or none: when a ring has no
+ * room now @op waits for it (FIFO per ring) and @retry runs when it may
+ * have room, to call this again. Never sleeps.
+ */
+bool rs_log_write(struct rs_log *log, struct rs_op *op, unsigned int nr,
+		  void (*fill)(struct rs_op *op, unsigned int k, struct rs_log_update *u),
+		  u64 nonce, rs_op_fn fn, rs_op_fn retry)
+{
+	unsigned int i, slot, start, len, head[RS_MAX_DEVS];
+	u32 lap[RS_MAX_DEVS];
+	struct rs_log_slot *s[RS_OP_MAX_STRIPES];
+	struct rs_log_update u;
+	struct rs_log_ring *r;
+
+	if (WARN_ON_ONCE(nr > RS_OP_MAX_STRIPES))
+		nr = RS_OP_MAX_STRIPES;
+	spin_lock(&log->lock);
+	for (i = 0; i < log->rs->geom.n; i++) {
+		head[i] = log->ring[i].head;
+		lap[i] = log->ring[i].lap;
+	}
+	for (i = 0; i < nr; i++) {
+		fill(op, i, &u);
+		r = &log->ring[u.parity];
+		len = rs_log_blocks(&u);
+		if (!list_empty(&r->waiters) ||
+		    !rs_log_fits(r, head[u.parity], len, &slot, &start)) {
+			/* Park on this ring; what was taken goes back. */
+			while (i--)
+				s[i]->busy = false;
+			op->run = retry;
+			list_add_tail(&op->wait, &r->waiters);
+			spin_unlock(&log->lock);
+			return false;
+		}
+		s[i] = &r->slot[slot];
+		s[i]->busy = true;	/* so that the next record of this op takes another */
+		s[i]->start = start;
+		s[i]->len = len;
+		s[i]->member = u.parity;
+		if (start < head[u.parity])
+			lap[u.parity]++;
+		s[i]->lap = lap[u.parity];
+		head[u.parity] = start + len;
+	}
+	for (i = 0; i < nr; i++) {
+		r = &log->ring[s[i]->member];
+		s[i]->op = op;
+		s[i]->seq = ++r->seq;
+		r->head = s[i]->start + s[i]->len;
+		r->lap = s[i]->lap;
+	}
+	spin_unlock(&log->lock);
+	op->failed = 0;
+	op->next = fn;
+	atomic_set(&op->pending, nr + 1);
+	for (i = 0; i < nr; i++) {
+		fill(op, i, &u);
+		rs_log_submit(log, s[i], op, &u, nonce);
+	}
+	if (atomic_dec_and_test(&op->pending))
+		rs_op_queue(op, op->next);
+	return true;
+}
+
+/* @op's updates are done: its records' space can be reused; waiters try again. */
+void rs_log_done(struct rs_log *log, struct rs_op *op)
+{
+	struct rs_op *next, *tmp;
+	LIST_HEAD(ready);
+	unsigned int m, i;
+	bool freed;
+
+	spin_lock(&log->lock);
+	for (m = 0; m < log->rs->geom.n; m++) {
+		struct rs_log_ring *r = &log->ring[m];
+
+		freed = false;
+		for (i = 0; i < RS_LOG_SLOTS; i++) {
+			if (r->slot[i].busy && r->slot[i].op == op) {
+				r->slot[i].busy = false;
+				r->slot[i].op = NULL;
+				freed = true;
+			}
+		}
+		if (freed)
+			list_splice_tail_init(&r->waiters, &ready);
+	}
+	spin_unlock(&log->lock);
+	list_for_each_entry_safe(next, tmp, &ready, wait) {
+		list_del(&next->wait);
+		rs_op_queue(next, next->run);
+	}
+}
+
+/* ---- replay ---- */
+
+static const struct rs_log_rec_disk *rs_log_at(const u8 *ring, unsigned int block)
+{
+	return (const void *)(ring + (size_t)block * RS_LOG_BLOCK);
+}
+
+static int rs_log_rw(struct rainssd *rs, struct dm_io_client *io, unsigned int m, blk_opf_t opf,
+		     sector_t sector, void *buf, unsigned int bytes, bool vmem)
+{
+	struct dm_io_region where = {
+		.bdev = rs->dev[m]->bdev,
+		.sector = sector,
+		.count = bytes >> SECTOR_SHIFT,
+	};
+	struct dm_io_request req = {
+		.bi_opf = opf,
+		.mem.type = vmem ? DM_IO_VMA : DM_IO_KMEM,
+		.mem.ptr.addr = buf,
+		.client = io,
+	};
+	unsigned long error = 0;
+	int r = dm_io(&req, 1, &where, &error, IOPRIO_DEFAULT);
+
+	return r ? r : (error ? -EIO : 0);
+}
+
+/* Whether block @b of @ring holds a whole record of @nonce; its header in *@d. */
+static bool rs_log_valid(const u8 *ring, unsigned int b, u64 nonce, unsigned int n,
+			 unsigned int chunk, const struct rs_log_rec_disk **d, unsigned int *len)
+{
+	const struct rs_log_rec_disk *h = (const void *)(ring + (size_t)b * RS_LOG_BLOCK);
+	struct rs_log_rec_disk tmp;
+	unsigned int start, end, bytes;
+
+	if (le64_to_cpu(h->magic) != RS_LOG_MAGIC || le64_to_cpu(h->nonce) != nonce ||
+	    le32_to_cpu(h->block) != b)
+		return false;
+	memcpy(&tmp, h, sizeof(tmp));
+	tmp.hdr_crc = 0;
+	{
+		u32 crc = crc32c(~0U, &tmp, sizeof(tmp));
+
+		crc = crc32c(crc, (const u8 *)h + sizeof(tmp), RS_LOG_BLOCK - sizeof(tmp));
+		if (~crc != le32_to_cpu(h->hdr_crc))
+			return false;
+	}
+	start = le32_to_cpu(h->rows_start);
+	end = le32_to_cpu(h->rows_end);
+	if (start >= end || end > chunk)
+		return false;
+	bytes = (end - start) << SECTOR_SHIFT;
+	*len = 1 + DIV_ROUND_UP(bytes, RS_LOG_BLOCK);
+	if (b + *len > RS_LOG_BLOCKS)
+		return false;
+	if (~crc32c(~0U, ring + (size_t)(b + 1) * RS_LOG_BLOCK, bytes) != le32_to_cpu(h->data_crc))
+		return false;
+	*d = h;
+	return true;
+}
+
+/*
+ * The records of @nonce in @ring that replay may trust, each stripe's newest
+ * of them into @newest (stripe -> block, as an xarray value). Trusted: the
+ * newest record's lap up to it, and the lap before it past it (see the top
+ * of this file). 0, or -ENOMEM.
+ */
+static int rs_log_scan(const u8 *ring, u64 nonce, unsigned int n, unsigned int chunk,
+		       struct xarray *newest)
+{
+	const struct rs_log_rec_disk *d, *old;
+	unsigned int b, len, top_b = 0;
+	u64 top_seq = 0, stripe;
+	bool any = false;
+	u32 lap, top_lap = 0;
+	void *entry;
+	int r;
+
+	for (b = 0; b < RS_LOG_BLOCKS; b++) {
+		if (!rs_log_valid(ring, b, nonce, n, chunk, &d, &len))
+			continue;
+		if (!any || le64_to_cpu(d->seq) > top_seq) {
+			any = true;
+			top_seq = le64_to_cpu(d->seq);
+			top_lap = le32_to_cpu(d->lap);
+			top_b = b;
+		}
+		b += len - 1;
+	}
+	if (!any)
+		return 0;
+	for (b = 0; b < RS_LOG_BLOCKS; b++) {
+		if (!rs_log_valid(ring, b, nonce, n, chunk, &d, &len))
+			continue;
+		lap = le32_to_cpu(d->lap);
+		if ((lap == top_lap && b <= top_b) || (lap + 1 == top_lap && b > top_b)) {
+			stripe = le64_to_cpu(d->stripe);
+			entry = xa_load(newest, stripe);
+			old = entry ? rs_log_at(ring, xa_to_value(entry)) : NULL;
+			if (!old || le64_to_cpu(old->seq) < le64_to_cpu(d->seq)) {
+				r = xa_err(xa_store(newest, stripe, xa_mk_value(b), GFP_KERNEL));
+				if (r)
+					return r;
+			}
+		}
+		b += len - 1;
+	}
+	return 0;
+}
+
+/* Parity = PP XOR each written member's rows as they are now; written with FUA. */
+static int rs_log_apply(struct rs_log *log, struct dm_io_client *io, unsigned int pm,
+			const struct rs_log_rec_disk *d, const u8 *pp, u8 *buf, u8 *cur)
+{
+	struct rainssd *rs = log->rs;
+	u64 stripe = le64_to_cpu(d->stripe);
+	unsigned int start = le32_to_cpu(d->rows_start), end = le32_to_cpu(d->rows_end);
+	unsigned int bytes = (end - start) << SECTOR_SHIFT, m, ws, we;
+	void *src[1];
+	int r;
+
+	memcpy(buf, pp, bytes);
+	for (m = 0; m < rs->geom.n; m++) {
+		ws = le32_to_cpu(d->w_start[m]);
+		we = le32_to_cpu(d->w_end[m]);
+		if (ws >= we)
+			continue;
+		if (ws < start || we > end || m == pm || !rs->dev[m] || rs_member_dead(rs, m))
+			return -EINVAL;
+		r = rs_log_rw(rs, io, m, REQ_OP_READ | REQ_SYNC,
+			      rs_member_sector(&rs->geom, stripe, ws), cur,
+			      (we - ws) << SECTOR_SHIFT, false);
+		if (r)
+			return r;
+		src[0] = cur;
+		rs_xor_blocks(buf + ((ws - start) << SECTOR_SHIFT), src, 1,
+			      (we - ws) << SECTOR_SHIFT);
+	}
+	return rs_log_rw(rs, io, pm, REQ_OP_WRITE | REQ_FUA | REQ_SYNC,
+			 rs_member_sector(&rs->geom, stripe, start), buf, bytes, false);
+}
+
+/*
+ * After an unclean shutdown with a member failed: replay, from every live
+ * member's ring, the newest record of each stripe that carries @nonce.
+ * Sleeps (first resume, nothing in flight).
+ */
+int rs_log_replay(struct rs_log *log, u64 nonce, unsigned int *replayed)
+{
+	struct rainssd *rs = log->rs;
+	unsigned int chunk_bytes = rs->geom.chunk << SECTOR_SHIFT;
+	const struct rs_log_rec_disk *d;
+	struct dm_io_client *io;
+	u8 *ring, *buf, *cur;
+	unsigned int m, b;
+	struct xarray newest;
+	unsigned long idx;
+	void *entry;
+	int r = 0;
+
+	*replayed = 0;
+	io = dm_io_client_create();
+	if (IS_ERR(io))
+		return PTR_ERR(io);
+	ring = vmalloc(RS_LOG_BYTES);
+	buf = kmalloc(chunk_bytes, GFP_KERNEL);
+	cur = kmalloc(chunk_bytes, GFP_KERNEL);
+	if (!ring || !buf || !cur) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (m = 0; m < rs->geom.n && !r; m++) {
+		if (!rs->dev[m] || rs_member_dead(rs, m))
+			continue;
+		r = rs_log_rw(rs, io, m, REQ_OP_READ | REQ_SYNC, RS_LOG_SECTOR, ring, RS_LOG_BYTES,
+			      true);
+		if (r)
+			break;
+		/* Each stripe's newest record on this ring (its parity is on this member). */
+		xa_init(&newest);
+		r = rs_log_scan(ring, nonce, rs->geom.n, rs->geom.chunk, &newest);
+		if (r) {
+			xa_destroy(&newest);
+			break;
+		}
+		xa_for_each(&newest, idx, entry) {
+			b = xa_to_value(entry);
+			d = rs_log_at(ring, b);
+			if (rs_parity_member(&rs->geom, le64_to_cpu(d->stripe)) != m ||
+			    le64_to_cpu(d->stripe) >= rs->stripes) {
+				r = -EINVAL;
+				break;
+			}
+			r = rs_log_apply(log, io, m, d, (const u8 *)rs_log_at(ring, b + 1), buf,
+					 cur);
+			if (r)
+				break;
+			(*replayed)++;
+		}
+		xa_destroy(&newest);
+	}
+out:
+	kfree(cur);
+	kfree(buf);
+	vfree(ring);
+	dm_io_client_destroy(io);
+	return r;
+}
+
+/* ---- life cycle ---- */
+
+int rs_log_create(struct rainssd *rs, struct rs_log **out)
+{
+	struct rs_log *log;
+	unsigned int m, i;
+	int r;
+
+	log = kzalloc(sizeof(*log), GFP_KERNEL);
+	if (!log)
+		return -ENOMEM;
+	log->rs = rs;
+	spin_lock_init(&log->lock);
+	for (m = 0; m < rs->geom.n; m++) {
+		struct rs_log_ring *ring = &log->ring[m];
+
+		INIT_LIST_HEAD(&ring->waiters);
+		for (i = 0; i < RS_LOG_SLOTS; i++) {
+			ring->slot[i].hdr = alloc_page(GFP_KERNEL);
+			if (!ring->slot[i].hdr)
+				goto nomem;
+		}
+	}
+	/* One bio per slot of every ring at once. */
+	r = bioset_init(&log->bs, RS_LOG_SLOTS * rs->geom.n, 0, BIOSET_NEED_BVECS);
+	if (r)
+		goto bad;
+	*out = log;
+	return 0;
+nomem:
+	r = -ENOMEM;
+bad:
+	rs_log_destroy(log);
+	return r;
+}
+
+void rs_log_destroy(struct rs_log *log)
+{
+	unsigned int m, i;
+
+	if (!log)
+		return;
+	bioset_exit(&log->bs);
+	for (m = 0; m < RS_MAX_DEVS; m++)
+		for (i = 0; i < RS_LOG_SLOTS; i++)
+			if (log->ring[m].slot[i].hdr)
+				__free_page(log->ring[m].slot[i].hdr);
+	kfree(log);
+}

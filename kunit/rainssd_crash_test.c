@@ -1,0 +1,516 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suites for the crash-safety units: the write-intent bitmap's region
+ * arithmetic and its dirty/clean state machine (rainssd-bitmap.c), and the
+ * degraded-write log's records, ring space and replay decisions
+ * (rainssd-log.c). Both files are compiled into this test, so that their
+ * static functions are tested as they are; the volume has no member
+ * devices, so every bitmap write succeeds at once and nothing reaches a
+ * disk. Replay itself (reading the rings and rewriting parity) is tested in
+ * the VM by tests/cases/22-power-cut.sh and 23-log-writes.sh.
+ */
+#include <kunit/test.h>
+#include <linux/completion.h>
+#include <linux/crc32c.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
+
+#include "../dm-rainssd/rainssd-bitmap.c"
+#include "../dm-rainssd/rainssd-log.c"
+
+/*
+ * rainssd-target.c is not in the KUnit module. Without member devices no
+ * bitmap I/O can fail, so a member failed here is a test failure.
+ */
+static unsigned long t_failed_members;
+
+void rs_member_failed(struct rainssd *rs, unsigned int m, const char *why)
+{
+	set_bit(m, &t_failed_members);
+}
+
+/* ---- the bitmap ---- */
+
+#define T_N		4
+#define T_CHUNK		16
+#define T_STRIPES	1000ULL
+#define T_REGION	16	/* stripes per region: 63 regions, the last of 8 */
+
+struct t_bm {
+	struct rainssd rs;
+	struct rs_bitmap *b;
+	struct completion resumed;
+	struct rs_op op;
+};
+
+static void t_bm_destroy(void *p)
+{
+	struct t_bm *t = p;
+
+	rs_bitmap_destroy(t->b);
+	destroy_workqueue(t->rs.wq);
+}
+
+static void t_bm_resumed(struct rs_op *op)
+{
+	struct t_bm *t = container_of(op, struct t_bm, op);
+
+	complete(&t->resumed);
+}
+
+static void t_bm_work(struct work_struct *w)
+{
+	struct rs_op *op = container_of(w, struct rs_op, work);
+
+	op->resume(op);
+}
+
+static struct t_bm *t_bm_new(struct kunit *test)
+{
+	struct t_bm *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	KUNIT_ASSERT_EQ(test, rs_geom_init(&t->rs.geom, T_N, T_CHUNK), 0);
+	t->rs.stripes = T_STRIPES;
+	t->rs.wq = alloc_workqueue("rainssd_kunit_bm", WQ_MEM_RECLAIM, 0);
+	KUNIT_ASSERT_NOT_NULL(test, t->rs.wq);
+	KUNIT_ASSERT_EQ(test, rs_bitmap_create(&t->rs, T_REGION, &t->b), 0);
+	KUNIT_ASSERT_NOT_NULL(test, t->b);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, t_bm_destroy, t), 0);
+	init_completion(&t->resumed);
+	t->op.rs = &t->rs;
+	INIT_WORK(&t->op.work, t_bm_work);
+	t_failed_members = 0;
+	return t;
+}
+
+/*
+ * Start a write of stripes [stripe, stripe + nr): whether it had to wait
+ * for the bitmap (it must then be resumed once the bits are written).
+ */
+static bool t_bm_start(struct kunit *test, struct t_bm *t, u64 stripe, unsigned int nr)
+{
+	t->op.stripe = stripe;
+	t->op.nr = nr;
+	reinit_completion(&t->resumed);
+	if (rs_bitmap_start(t->b, &t->op, t_bm_resumed))
+		return false;
+	KUNIT_EXPECT_NE_MSG(test, wait_for_completion_timeout(&t->resumed, 10 * HZ), 0UL,
+			    "a write waiting for the bitmap was never resumed");
+	return true;
+}
+
+static void t_bm_end(struct t_bm *t, u64 stripe, unsigned int nr)
+{
+	t->op.stripe = stripe;
+	t->op.nr = nr;
+	rs_bitmap_end(t->b, &t->op);
+}
+
+/* One pass of the daemon, and the flush it may have queued. */
+static void t_bm_daemon(struct t_bm *t)
+{
+	rs_bm_daemon(&t->b->daemon.work);
+	flush_workqueue(t->b->wq);
+}
+
+static bool t_bm_bit(struct t_bm *t, u64 r, const u8 *map)
+{
+	return test_bit_le(r, map);
+}
+
+static void rs_bitmap_test_region_size(struct kunit *test)
+{
+	struct rs_geom g;
+	u64 max_regions = (u64)RS_BITMAP_MAX_BYTES * 8, huge;
+
+	KUNIT_ASSERT_EQ(test, rs_geom_init(&g, 4, 128), 0);
+	/* 64 MiB of data over 3 data chunks of 64 KiB: 341 stripes (rounded down). */
+	KUNIT_EXPECT_EQ(test, rs_bitmap_region_stripes(&g, 100000, 131072), 341U);
+	/* Less than a stripe of data: one stripe per region. */
+	KUNIT_EXPECT_EQ(test, rs_bitmap_region_stripes(&g, 100000, 8), 1U);
+	/* A volume too large for the area at that size: regions grow to fit. */
+	huge = max_regions * 3 + 1;
+	KUNIT_EXPECT_EQ(test, rs_bitmap_region_stripes(&g, huge, 8), 4U);
+	KUNIT_EXPECT_LE(test, div64_u64(huge + 3, 4), max_regions);
+	KUNIT_EXPECT_EQ(test, rs_bitmap_region_stripes(&g, max_regions, 8), 1U);
+}
+
+/* A write waits until its regions' bits are on disk; later writes there do not. */
+static void rs_bitmap_test_write_waits(struct kunit *test)
+{
+	struct t_bm *t = t_bm_new(test);
+
+	KUNIT_EXPECT_EQ(test, t->b->nr_regions, 63ULL);
+	KUNIT_EXPECT_TRUE(test, t_bm_start(test, t, 40, 1));
+	KUNIT_EXPECT_TRUE(test, t_bm_bit(t, 2, t->b->durable));
+	KUNIT_EXPECT_FALSE(test, t_bm_bit(t, 1, t->b->durable));
+	KUNIT_EXPECT_EQ(test, t->b->pending[2], 1);
+	t_bm_end(t, 40, 1);
+	KUNIT_EXPECT_EQ(test, t->b->pending[2], 0);
+	/* The bit is durable: no wait. */
+	KUNIT_EXPECT_FALSE(test, t_bm_start(test, t, 47, 1));
+	t_bm_end(t, 47, 1);
+	/* Two stripes across regions 0 and 1: both bits before the write. */
+	KUNIT_EXPECT_TRUE(test, t_bm_start(test, t, 15, 2));
+	KUNIT_EXPECT_TRUE(test, t_bm_bit(t, 0, t->b->durable));
+	KUNIT_EXPECT_TRUE(test, t_bm_bit(t, 1, t->b->durable));
+	t_bm_end(t, 15, 2);
+	/* The last, partial region. */
+	KUNIT_EXPECT_TRUE(test, t_bm_start(test, t, T_STRIPES - 1, 1));
+	KUNIT_EXPECT_TRUE(test, t_bm_bit(t, 62, t->b->durable));
+	t_bm_end(t, T_STRIPES - 1, 1);
+	KUNIT_EXPECT_EQ(test, t_failed_members, 0UL);
+}
+
+/*
+ * The daemon clears a region's bit only once it has had no write for a
+ * whole period and none is in flight; a write after that waits again.
+ */
+static void rs_bitmap_test_daemon_clears(struct kunit *test)
+{
+	struct t_bm *t = t_bm_new(test);
+
+	KUNIT_EXPECT_TRUE(test, t_bm_start(test, t, 40, 1));
+	t_bm_end(t, 40, 1);
+	t_bm_daemon(t);		/* written since the last pass: kept */
+	KUNIT_EXPECT_TRUE(test, t_bm_bit(t, 2, t->b->image));
+	t_bm_daemon(t);		/* idle for a whole period: cleared */
+	KUNIT_EXPECT_FALSE(test, t_bm_bit(t, 2, t->b->image));
+	KUNIT_EXPECT_FALSE(test, t_bm_bit(t, 2, t->b->durable));
+	KUNIT_EXPECT_TRUE(test, t_bm_start(test, t, 41, 1));
+	/* In flight: never cleared, however long. */
+	t_bm_daemon(t);
+	t_bm_daemon(t);
+	t_bm_daemon(t);
+	KUNIT_EXPECT_TRUE(test, t_bm_bit(t, 2, t->b->durable));
+	t_bm_end(t, 41, 1);
+	t_bm_daemon(t);		/* written since: kept one more period */
+	KUNIT_EXPECT_TRUE(test, t_bm_bit(t, 2, t->b->image));
+	t_bm_daemon(t);
+	KUNIT_EXPECT_FALSE(test, t_bm_bit(t, 2, t->b->image));
+}
+
+/*
+ * After an unclean shutdown the set bits are the regions to resync: their
+ * parity is not used until each is resynced to its end, and the daemon
+ * keeps their bits; bits past the last region are ignored.
+ */
+static void rs_bitmap_test_unclean_resync(struct kunit *test)
+{
+	struct t_bm *t = t_bm_new(test);
+	struct rs_bitmap *b = t->b;
+	u64 first = 0, nr = 0;
+
+	__set_bit_le(3, b->image);
+	__set_bit_le(62, b->image);
+	__set_bit_le(63, b->image);	/* past the last region: noise */
+	KUNIT_ASSERT_EQ(test, rs_bitmap_load(b, true), 0);
+	KUNIT_EXPECT_EQ(test, rs_bitmap_to_sync(b), 2ULL);
+	KUNIT_EXPECT_FALSE(test, t_bm_bit(t, 63, b->image));
+	KUNIT_EXPECT_TRUE(test, rs_bitmap_needs_sync(b, 48));
+	KUNIT_EXPECT_TRUE(test, rs_bitmap_needs_sync(b, 63));
+	KUNIT_EXPECT_FALSE(test, rs_bitmap_needs_sync(b, 64));
+	KUNIT_EXPECT_FALSE(test, rs_bitmap_needs_sync(b, 0));
+	KUNIT_ASSERT_TRUE(test, rs_bitmap_next_sync(b, &first, &nr));
+	KUNIT_EXPECT_EQ(test, first, 48ULL);
+	KUNIT_EXPECT_EQ(test, nr, 16ULL);
+	t_bm_daemon(t);
+	t_bm_daemon(t);
+	KUNIT_EXPECT_TRUE(test, t_bm_bit(t, 3, b->image));
+	/* Half the region: still to resync. */
+	rs_bitmap_synced(b, 48, 8);
+	KUNIT_EXPECT_TRUE(test, rs_bitmap_needs_sync(b, 50));
+	rs_bitmap_synced(b, 56, 8);
+	KUNIT_EXPECT_FALSE(test, rs_bitmap_needs_sync(b, 50));
+	KUNIT_ASSERT_TRUE(test, rs_bitmap_next_sync(b, &first, &nr));
+	KUNIT_EXPECT_EQ(test, first, 992ULL);
+	KUNIT_EXPECT_EQ(test, nr, 8ULL);
+	/* A clean shutdown is impossible while a region is left to resync. */
+	KUNIT_EXPECT_EQ(test, rs_bitmap_quiesce(b), 0);
+	rs_bitmap_synced(b, 992, 8);
+	KUNIT_EXPECT_FALSE(test, rs_bitmap_next_sync(b, &first, &nr));
+	KUNIT_EXPECT_EQ(test, rs_bitmap_to_sync(b), 0ULL);
+	KUNIT_EXPECT_EQ(test, rs_bitmap_quiesce(b), 1);
+	KUNIT_EXPECT_FALSE(test, t_bm_bit(t, 3, b->image));
+	KUNIT_EXPECT_FALSE(test, t_bm_bit(t, 62, b->image));
+	KUNIT_EXPECT_EQ(test, t_failed_members, 0UL);
+}
+
+/* After a clean shutdown whatever the bitmap held is dropped. */
+static void rs_bitmap_test_clean_load(struct kunit *test)
+{
+	struct t_bm *t = t_bm_new(test);
+
+	__set_bit_le(5, t->b->image);
+	KUNIT_ASSERT_EQ(test, rs_bitmap_load(t->b, false), 0);
+	KUNIT_EXPECT_EQ(test, rs_bitmap_to_sync(t->b), 0ULL);
+	KUNIT_EXPECT_FALSE(test, t_bm_bit(t, 5, t->b->image));
+	KUNIT_EXPECT_EQ(test, rs_bitmap_quiesce(t->b), 1);
+}
+
+static struct kunit_case rs_bitmap_cases[] = {
+	KUNIT_CASE(rs_bitmap_test_region_size),
+	KUNIT_CASE(rs_bitmap_test_write_waits),
+	KUNIT_CASE(rs_bitmap_test_daemon_clears),
+	KUNIT_CASE(rs_bitmap_test_unclean_resync),
+	KUNIT_CASE(rs_bitmap_test_clean_load),
+	{}
+};
+
+static struct kunit_suite rs_bitmap_suite = {
+	.name = "rainssd-bitmap",
+	.test_cases = rs_bitmap_cases,
+};
+
+/* ---- the log ---- */
+
+#define T_NONCE		0x1234abcd5678ef90ULL
+
+static void t_vfree(void *p)
+{
+	vfree(p);
+}
+
+static void t_xa_destroy(void *p)
+{
+	xa_destroy(p);
+}
+
+static u8 *t_ring(struct kunit *test)
+{
+	u8 *ring = vzalloc(RS_LOG_BYTES);
+
+	KUNIT_ASSERT_NOT_NULL(test, ring);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, t_vfree, ring), 0);
+	return ring;
+}
+
+/*
+ * A record at block @b: stripe @stripe, rows [@start, @end), member 1
+ * writing them all, its partial parity filled with @fill; its length in
+ * blocks.
+ */
+static unsigned int t_rec(u8 *ring, unsigned int b, u64 nonce, u64 seq, u32 lap, u64 stripe,
+			  unsigned int start, unsigned int end, u8 fill)
+{
+	struct rs_log_update u = {
+		.stripe = stripe,
+		.rows = { .start = start, .end = end },
+	};
+	unsigned int bytes = (end - start) << SECTOR_SHIFT;
+	u8 *pp = ring + (size_t)(b + 1) * RS_LOG_BLOCK;
+
+	u.w[1] = u.rows;
+	memset(pp, fill, bytes);
+	rs_log_encode((void *)(ring + (size_t)b * RS_LOG_BLOCK), T_N, nonce, seq, lap, b, &u,
+		      ~crc32c(~0U, pp, bytes));
+	return 1 + DIV_ROUND_UP(bytes, RS_LOG_BLOCK);
+}
+
+static bool t_valid(const u8 *ring, unsigned int b, u64 nonce, unsigned int *len)
+{
+	const struct rs_log_rec_disk *d;
+
+	return rs_log_valid(ring, b, nonce, T_N, T_CHUNK, &d, len);
+}
+
+/* Re-checksum the header at @b after a field was changed. */
+static void t_rehash(u8 *ring, unsigned int b)
+{
+	struct rs_log_rec_disk *d = (void *)(ring + (size_t)b * RS_LOG_BLOCK);
+
+	d->hdr_crc = 0;
+	d->hdr_crc = cpu_to_le32(~crc32c(~0U, d, RS_LOG_BLOCK));
+}
+
+static void rs_log_test_record_roundtrip(struct kunit *test)
+{
+	u8 *ring = t_ring(test);
+	const struct rs_log_rec_disk *d;
+	unsigned int len = 0;
+
+	/* 12 rows: 6 KiB of partial parity, two blocks after the header. */
+	KUNIT_EXPECT_EQ(test, t_rec(ring, 7, T_NONCE, 5, 0, 123, 2, 14, 0x5a), 3U);
+	KUNIT_ASSERT_TRUE(test, rs_log_valid(ring, 7, T_NONCE, T_N, T_CHUNK, &d, &len));
+	KUNIT_EXPECT_EQ(test, len, 3U);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(d->stripe), 123ULL);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(d->seq), 5ULL);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(d->rows_start), 2U);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(d->rows_end), 14U);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(d->w_start[1]), 2U);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(d->w_end[1]), 14U);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(d->w_end[0]), 0U);
+	/* Another volume state's records are not this one's. */
+	KUNIT_EXPECT_FALSE(test, t_valid(ring, 7, T_NONCE + 1, &len));
+	/* Nothing at the blocks around it. */
+	KUNIT_EXPECT_FALSE(test, t_valid(ring, 6, T_NONCE, &len));
+	KUNIT_EXPECT_FALSE(test, t_valid(ring, 8, T_NONCE, &len));
+}
+
+/* Any changed byte of a header or of its partial parity: not a record. */
+static void rs_log_test_record_corrupt(struct kunit *test)
+{
+	u8 *ring = t_ring(test);
+	unsigned int i, len, bad = 0, tried = 0;
+	u8 *hdr = ring + 3 * RS_LOG_BLOCK;
+
+	t_rec(ring, 3, T_NONCE, 1, 0, 9, 0, T_CHUNK, 0xc3);
+	for (i = 0; i < 2 * RS_LOG_BLOCK; i += i < sizeof(struct rs_log_rec_disk) ? 1 : 61) {
+		u8 *p = hdr + i;
+
+		*p ^= 0x10;
+		tried++;
+		if (t_valid(ring, 3, T_NONCE, &len)) {
+			bad++;
+			kunit_err(test, "byte %u changed: still a record", i);
+		}
+		*p ^= 0x10;
+	}
+	KUNIT_EXPECT_EQ(test, bad, 0U);
+	KUNIT_EXPECT_GT(test, tried, 100U);
+	KUNIT_EXPECT_TRUE(test, t_valid(ring, 3, T_NONCE, &len));
+}
+
+/* Fields that checksum right but make no sense: not a record. */
+static void rs_log_test_record_bad_fields(struct kunit *test)
+{
+	u8 *ring = t_ring(test);
+	struct rs_log_rec_disk *d = (void *)ring;
+	unsigned int len;
+
+	t_rec(ring, 0, T_NONCE, 1, 0, 9, 0, 8, 1);
+	d->rows_end = cpu_to_le32(T_CHUNK + 1);
+	t_rehash(ring, 0);
+	KUNIT_EXPECT_FALSE(test, t_valid(ring, 0, T_NONCE, &len));
+	d->rows_end = cpu_to_le32(0);
+	t_rehash(ring, 0);
+	KUNIT_EXPECT_FALSE(test, t_valid(ring, 0, T_NONCE, &len));
+	/* A header that says it is somewhere else (a copy, or a stale block). */
+	t_rec(ring, 0, T_NONCE, 1, 0, 9, 0, 8, 1);
+	d->block = cpu_to_le32(1);
+	t_rehash(ring, 0);
+	KUNIT_EXPECT_FALSE(test, t_valid(ring, 0, T_NONCE, &len));
+	/* A record running past the end of the ring. */
+	t_rec(ring, RS_LOG_BLOCKS - 2, T_NONCE, 1, 0, 9, 0, 8, 1);
+	KUNIT_EXPECT_TRUE(test, t_valid(ring, RS_LOG_BLOCKS - 2, T_NONCE, &len));
+	d = (void *)(ring + (size_t)(RS_LOG_BLOCKS - 2) * RS_LOG_BLOCK);
+	d->rows_end = cpu_to_le32(T_CHUNK);
+	t_rehash(ring, RS_LOG_BLOCKS - 2);
+	KUNIT_EXPECT_FALSE(test, t_valid(ring, RS_LOG_BLOCKS - 2, T_NONCE, &len));
+}
+
+static long t_newest(struct xarray *xa, u64 stripe)
+{
+	void *e = xa_load(xa, stripe);
+
+	return e ? (long)xa_to_value(e) : -1;
+}
+
+static struct xarray *t_scan(struct kunit *test, const u8 *ring)
+{
+	struct xarray *xa = kunit_kzalloc(test, sizeof(*xa), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, xa);
+	xa_init(xa);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, t_xa_destroy, xa), 0);
+	KUNIT_ASSERT_EQ(test, rs_log_scan(ring, T_NONCE, T_N, T_CHUNK, xa), 0);
+	return xa;
+}
+
+/*
+ * Replay takes each stripe's newest whole record of the state's nonce; a
+ * torn newer record (its update never began) leaves the older one.
+ */
+static void rs_log_test_scan_newest(struct kunit *test)
+{
+	u8 *ring = t_ring(test);
+	struct xarray *xa;
+
+	KUNIT_EXPECT_EQ(test, xa_empty(t_scan(test, ring)), true);
+	t_rec(ring, 0, T_NONCE, 1, 0, 5, 0, 8, 1);
+	t_rec(ring, 5, T_NONCE, 2, 0, 6, 0, 8, 2);
+	t_rec(ring, 10, T_NONCE, 3, 0, 5, 4, 12, 3);
+	t_rec(ring, 20, T_NONCE, 4, 0, 5, 0, 16, 4);
+	ring[21 * RS_LOG_BLOCK + 100] ^= 1;	/* seq 4 torn */
+	t_rec(ring, 30, T_NONCE - 1, 5, 0, 7, 0, 8, 5);	/* an earlier state's */
+	xa = t_scan(test, ring);
+	KUNIT_EXPECT_EQ(test, t_newest(xa, 5), 10L);
+	KUNIT_EXPECT_EQ(test, t_newest(xa, 6), 5L);
+	KUNIT_EXPECT_EQ(test, t_newest(xa, 7), -1L);
+}
+
+/*
+ * Laps: the newest record is seq 51 in lap 2 at block 4. Lap 1's records
+ * past it are trusted; a lap-0 record left in a skipped tail at the end of
+ * the ring (lap 1 wrapped early) is not, though it is whole and newest of
+ * its stripe on the ring; neither is a lap-1 record before block 4.
+ */
+static void rs_log_test_scan_laps(struct kunit *test)
+{
+	u8 *ring = t_ring(test);
+	struct xarray *xa;
+
+	t_rec(ring, 0, T_NONCE, 50, 2, 1, 0, 8, 1);
+	t_rec(ring, 2, T_NONCE, 45, 1, 5, 0, 8, 1);	/* stale: lap 1 before the top */
+	t_rec(ring, 4, T_NONCE, 51, 2, 2, 0, 8, 1);
+	t_rec(ring, 100, T_NONCE, 40, 1, 3, 0, 8, 1);
+	t_rec(ring, 200, T_NONCE, 41, 1, 1, 0, 8, 1);	/* older than seq 50: not chosen */
+	t_rec(ring, RS_LOG_BLOCKS - 4, T_NONCE, 10, 0, 4, 0, 8, 1);
+	xa = t_scan(test, ring);
+	KUNIT_EXPECT_EQ(test, t_newest(xa, 1), 0L);
+	KUNIT_EXPECT_EQ(test, t_newest(xa, 2), 4L);
+	KUNIT_EXPECT_EQ(test, t_newest(xa, 3), 100L);
+	KUNIT_EXPECT_EQ(test, t_newest(xa, 4), -1L);
+	KUNIT_EXPECT_EQ(test, t_newest(xa, 5), -1L);
+}
+
+/* Ring space: a record goes at the head, or at 0 when it does not fit; never over a busy one. */
+static void rs_log_test_ring_space(struct kunit *test)
+{
+	struct rs_log_ring *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	unsigned int slot = ~0U, start = ~0U, i;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_EXPECT_TRUE(test, rs_log_fits(r, 0, 5, &slot, &start));
+	KUNIT_EXPECT_EQ(test, start, 0U);
+	KUNIT_EXPECT_EQ(test, slot, 0U);
+	KUNIT_EXPECT_TRUE(test, rs_log_fits(r, RS_LOG_BLOCKS - 5, 5, &slot, &start));
+	KUNIT_EXPECT_EQ(test, start, RS_LOG_BLOCKS - 5);
+	KUNIT_EXPECT_TRUE(test, rs_log_fits(r, RS_LOG_BLOCKS - 4, 5, &slot, &start));
+	KUNIT_EXPECT_EQ(test, start, 0U);
+	/* A record in flight at [2, 7): nothing may go over it. */
+	r->slot[0].busy = true;
+	r->slot[0].start = 2;
+	r->slot[0].len = 5;
+	KUNIT_EXPECT_FALSE(test, rs_log_fits(r, RS_LOG_BLOCKS - 4, 5, &slot, &start));
+	KUNIT_EXPECT_FALSE(test, rs_log_fits(r, 6, 5, &slot, &start));
+	KUNIT_EXPECT_TRUE(test, rs_log_fits(r, 7, 5, &slot, &start));
+	KUNIT_EXPECT_EQ(test, slot, 1U);
+	KUNIT_EXPECT_TRUE(test, rs_log_fits(r, 0, 2, &slot, &start));
+	/* Every slot busy: no room whatever the space. */
+	for (i = 0; i < RS_LOG_SLOTS; i++) {
+		r->slot[i].busy = true;
+		r->slot[i].start = 2;
+		r->slot[i].len = 5;
+	}
+	KUNIT_EXPECT_FALSE(test, rs_log_fits(r, 100, 5, &slot, &start));
+}
+
+static struct kunit_case rs_log_cases[] = {
+	KUNIT_CASE(rs_log_test_record_roundtrip),
+	KUNIT_CASE(rs_log_test_record_corrupt),
+	KUNIT_CASE(rs_log_test_record_bad_fields),
+	KUNIT_CASE(rs_log_test_scan_newest),
+	KUNIT_CASE(rs_log_test_scan_laps),
+	KUNIT_CASE(rs_log_test_ring_space),
+	{}
+};
+
+static struct kunit_suite rs_log_suite = {
+	.name = "rainssd-log",
+	.test_cases = rs_log_cases,
+};
+
+kunit_test_suites(&rs_bitmap_suite, &rs_log_suite);
