@@ -65,7 +65,8 @@ def encode_sb(uuid=UUID_A, events=5, chunk=128, n=4, data_offset=32768, stripes=
     struct.pack_into("<QQQ", b, 48, data_offset, stripes, resync_cp)
     struct.pack_into("<II", b, 72, role, flags)
     struct.pack_into("<Q", b, 80, ctime)
-    for i, (st, cp) in enumerate(zip(states, cps)):       # reserved[48] at 88, members at 136
+    # region_stripes, pad0 and log_nonce at 88, 92, 96; reserved[32] at 104; members at 136
+    for i, (st, cp) in enumerate(zip(states, cps)):
         b[136 + 16 * i] = st
         struct.pack_into("<Q", b, 136 + 16 * i + 8, cp)
     struct.pack_into("<I", b, 12, ref_crc32c(bytes(b)) if csum is None else csum)

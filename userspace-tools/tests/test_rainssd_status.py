@@ -24,6 +24,9 @@ V13 = ("0 819200 rainssd 1.3.0 3 ADA 10 20 1 2 3 4 5 6 adaptive direct 7 8 9 11 
 V14 = ("0 819200 rainssd 1.4.0 3 AaD 10 20 1 2 3 4 5 6 adaptive direct 7 8 9 11 12 480 "
        "1:2:300:400:50:0:13:14:15:16 0:0:0:0:0:0:0:0:0:0 3:1:30:40:5:7:17:18:19:20 "
        "12 256 40 1500 3 17 2 1 1024/4096 recover 5:0:7 2:0:3")
+# 1.5.0: 1.4.0 plus <mismatch_cnt>; sync_action may be check or repair.
+V15 = V14.replace("1.4.0", "1.5.0").replace("AaD", "AAD").replace(
+    "1024/4096 recover", "3072/4096 check") + " 24"
 TAIL = ["stripe_cache_used", "stripe_cache", "stripe_cache_peak", "ops", "replans",
         "deferred_bios", "reserve_ops", "emergency_steps"]
 
@@ -141,6 +144,21 @@ class StatusTool(unittest.TestCase):
             rc, out, err = run("--line", line)
             self.assertIn(pct, out)
 
+    def test_v15_mismatch_cnt(self):
+        rc, out, err = run("--json", "--line", V15)
+        self.assertEqual(rc, 0, err)
+        s = json.loads(out)["segments"][0]
+        self.assertEqual((s["version"], s["sync_action"], s["sync_ratio"], s["mismatch_cnt"]),
+                         ("1.5.0", "check", "3072/4096", 24))
+        self.assertEqual(s["read_errors"], [5, 0, 7])
+        rc, out, err = run("--line", V15.replace(" check ", " repair "))
+        self.assertEqual(rc, 0, err)
+        self.assertIn("  mismatch_cnt           24", out.splitlines())
+        self.assertIn("  sync_action            repair", out.splitlines())
+        # a 1.4.0 line has none
+        rc, out, _ = run("--json", "--line", V14)
+        self.assertNotIn("mismatch_cnt", json.loads(out)["segments"][0])
+
     def test_v12_has_no_cache_fields(self):
         rc, out, err = run("--json", "--line", V12)
         self.assertEqual(rc, 0, err)
@@ -190,7 +208,8 @@ class StatusTool(unittest.TestCase):
             V13.replace(" 256 40 ", " 256 x "),                      # stripe_cache_peak not a number
             V13.replace(" 0:0:0:0:0:0:0:0:0:0", ""),                 # 1.3.0, a member word missing
             V13 + " 1024/4096 recover 5:0:7",                       # 1.4.0, a sync word missing
-            V14 + " 9",                                             # 1.4.0, one word too many
+            V15 + " 9",                                             # 1.5.0, one word too many
+            V15.rsplit(" ", 1)[0] + " x",                           # mismatch_cnt not a number
             V14.replace("1024/4096", "1024"),                       # sync_ratio without /
             V14.replace("1024/4096", "1024/x"),                     # sync_ratio not a number
             V14.replace(" recover ", " 12 "),                       # sync_action not an action

@@ -92,4 +92,15 @@ static inline s64 atomic64_xchg(atomic64_t *v, s64 i) { s64 o = v->counter; v->c
 extern u64 kshim_now_ns;
 static inline u64 ktime_get_ns(void) { return kshim_now_ns; }
 
+/* The kernel's memchr_inv(): the first byte of @p that is not @c, or NULL. */
+static inline void *memchr_inv(const void *p, int c, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (; n; n--, b++)
+		if (*b != (unsigned char)c)
+			return (void *)b;
+	return NULL;
+}
+
 #endif
