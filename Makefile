@@ -6,6 +6,7 @@
 #   make demo            set up, build, boot a VM, run fio on an 8-channel volume
 #   make test            set up, build, KUnit + integration tests in VMs
 #   make test-kasan      the same on a KASAN build of the test kernel (slow)
+#   make test-crash      the power-cut cases with many cut points (hours)
 #   make check-style     checkpatch --strict and sparse over the module
 #   make kernel          build (or refresh) the 6.12 test kernel in the cache
 #   make tools           build the userspace tools
@@ -16,7 +17,7 @@ W ?= 1
 
 SRCS := $(wildcard dm-rainssd/*.c dm-rainssd/*.h kunit/*.c kunit/*.h)
 
-.PHONY: all module tools kernel setup demo test test-kasan check-style clean
+.PHONY: all module tools kernel setup demo test test-kasan test-crash check-style clean
 
 all: module tools
 
@@ -42,6 +43,9 @@ test:
 
 test-kasan:
 	RAINSSD_KVARIANT=kasan STOCK=$${STOCK:-0} bash scripts/test.sh
+
+test-crash:
+	bash scripts/test-crash.sh
 
 check-style:
 	bash scripts/check-style.sh

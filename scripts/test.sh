@@ -37,6 +37,8 @@ make -s -C userspace-tools >/dev/null || die "tools build failed"
 	step "check-style" bash scripts/check-style.sh
 	step "tools:rainssd-check" bash userspace-tools/tests/test-rainssd-check.sh
 	step "tools:rainssd-sim" bash userspace-tools/tests/test-rainssd-sim.sh
+	step "tools:rainssd-crashwriter" bash userspace-tools/tests/test-crashwriter.sh
+	step "tools:rainssd-logreplay" bash userspace-tools/tests/test-logreplay.sh
 	step "tools:unit-tests(rainssd-trace,rainssd-status,rainssd-admin)" python3 -m unittest discover -s userspace-tools/tests -p 'test_*.py'
 	step "bench:selftest" python3 scripts/bench selftest
 } | tee "$results/host.out"

@@ -68,16 +68,16 @@ t_status_field() {
 # t_opstat <name> <field>: one of the status fields appended after the
 # member words (1.3.0: stripe_cache_used stripe_cache stripe_cache_peak ops
 # replans deferred reserve emergency; 1.4.0: sync_ratio sync_action
-# read_errors repaired).
+# read_errors repaired; 1.5.0: mismatch_cnt).
 t_opstat() {
 	local i=0 f
 	for f in stripe_cache_used stripe_cache stripe_cache_peak ops replans deferred reserve \
-		emergency sync_ratio sync_action read_errors repaired; do
+		emergency sync_ratio sync_action read_errors repaired mismatch_cnt; do
 		[ "$f" = "$2" ] && break
 		i=$((i + 1))
 	done
-	[ $i -lt 12 ] || fail "t_opstat: no field $2"
-	dmsetup status "$1" | awk -v k=$((11 - i)) '{print $(NF - k)}'
+	[ $i -lt 13 ] || fail "t_opstat: no field $2"
+	dmsetup status "$1" | awk -v k=$((12 - i)) '{print $(NF - k)}'
 }
 
 # t_parity: run the parity checker over T_DEVS; fails the case on bad stripes.

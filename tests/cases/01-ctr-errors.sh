@@ -54,6 +54,8 @@ try "Invalid number of optional arguments" "0 $len rainssd 128 4 ${d[*]} 29 poli
 try "Invalid stripe_cache" "0 $len rainssd 128 4 ${d[*]} 2 stripe_cache 63"
 try "this geometry needs 64 to 32768 entries" "0 $len rainssd 128 4 ${d[*]} 2 stripe_cache 63"
 try "Invalid stripe_cache" "0 $len rainssd 128 4 ${d[*]} 2 stripe_cache 32769"
+try "Invalid region_size" "0 $len rainssd 128 4 ${d[*]} 2 region_size 7"
+try "Invalid region_size" "0 $len rainssd 128 4 ${d[*]} 2 region_size x"
 try "Too many arguments" "0 $len rainssd 128 4 ${d[*]} 2 policy rmw extra"
 "$CHANNELS" destroy --prefix rsx
 # Members smaller than the data offset plus one chunk.

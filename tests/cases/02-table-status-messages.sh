@@ -19,9 +19,10 @@ st=$(dmsetup status rs0)
 note "status: $st"
 set -- $st
 # 3 words of dmsetup, 12 basic, read_policy, 5 counters, rebuild_us, one
-# word per member, then the operation layer's 8 (1.3.0) and 4 (1.4.0)
-[ $# -eq 38 ] || fail "status has $# words, want 38"
-[ "$4" = 1.4.0 ] && [ "$5" = 4 ] && [ "$6" = AAAA ] && [ "${15}" = rcw ] && [ "${16}" = direct ] &&
+# word per member, then the operation layer's 8 (1.3.0), 4 (1.4.0) and
+# mismatch_cnt (1.5.0)
+[ $# -eq 39 ] || fail "status has $# words, want 39"
+[ "$4" = 1.5.0 ] && [ "$5" = 4 ] && [ "$6" = AAAA ] && [ "${15}" = rcw ] && [ "${16}" = direct ] &&
 	[ "${22}" = 0 ] || fail "status fields"
 for w in "${@:23:4}"; do
 	[[ $w =~ ^([0-9]+:){9}[0-9]+$ ]] || fail "member word '$w'"
@@ -32,6 +33,7 @@ done
 [ "${36}" = idle ] && [ "${35}" = "$(( (T_LEN / 3) ))/$(( (T_LEN / 3) ))" ] ||
 	fail "sync fields: ${35} ${36}"
 [ "${37}" = 0:0:0:0 ] && [ "${38}" = 0:0:0:0 ] || fail "read error fields: ${37} ${38}"
+[ "${39}" = 0 ] || fail "mismatch_cnt before any check: ${39}"
 
 dmsetup message rs0 0 policy rmw || fail "policy rmw"
 [ "$(t_status_field rs0 11)" = rmw ] || fail "policy not switched"
@@ -66,7 +68,8 @@ for bad in "policy" "policy fastest" "read_policy count" "fail" "fail 4" "fail -
 	"frobnicate" "fail 1 2" "ewma_weight 0" "ewma_weight" "probe_ms x" "stats_reset now" \
 	"xor_ns 99999999" "recon_load_pct 1001" "stripe_cache 63" "stripe_cache 32769" \
 	"stripe_cache x" "nosync" "nosync 1" "rebuild 1" "max_recovery_rate 10" \
-	"min_recovery_rate 300000" "max_corr_read_errors x"; do
+	"min_recovery_rate 300000" "max_corr_read_errors x" "region_size 1024" "check now" \
+	"repair 1" "frozen x" "idle 0"; do
 	if dmsetup message rs0 0 $bad 2>/dev/null; then fail "message accepted: $bad"; fi
 done
 note "bad messages refused"

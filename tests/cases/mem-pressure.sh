@@ -42,8 +42,7 @@ tail -6 /tmp/stress.out | sed 's/^/    # /'
 used=$(awk '/SwapTotal/ {t=$2} /SwapFree/ {f=$2} END {print t - f}' /proc/meminfo)
 note "swap in use at the end: $((used / 1024)) MiB"
 swapoff /dev/mapper/rsp-swap || fail "swapoff (every swapped page read back)"
-st=$(dmsetup status rsp)
-note "status: deferred bios, reserve ops, emergency steps: $(echo "$st" | awk '{print $(NF-2), $(NF-1), $NF}')"
+note "status: deferred bios, reserve ops, emergency steps: $(t_opstat rsp deferred) $(t_opstat rsp reserve) $(t_opstat rsp emergency)"
 dmsetup remove rsp-swap
 t_fio direct $v --rw=randwrite --bsrange=4k-256k --blockalign=4k --iodepth=32 --offset=400m \
 	--size=96m --verify=crc32c --verify_only=1 --verify_fatal=1

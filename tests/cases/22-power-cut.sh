@@ -1,0 +1,218 @@
+#!/bin/bash
+# A power cut in the middle of stripe updates (the RAID-5 write hole). Four
+# null_blk channels, each behind a dm-linear member; 8 writers rewrite
+# random 4 KiB blocks of the volume with fdatasync after each
+# (rainssd-crashwriter, which logs every write issued and every write
+# acknowledged). After a random 1-5 s the members are suspended one after
+# another (--noflush, in a random order, a few ms apart, so writes in flight
+# on the later ones still land), then each is loaded with an `error` table
+# and resumed: the I/O held in them fails everywhere and the writers stop.
+# The volume is removed, the members get their linear tables back, and the
+# volume is created again from the same table line, as a reboot would. Once
+# any resync is over, one member is failed (healthy runs: a random one;
+# degraded runs, where member 3 was failed before the writers started: the
+# volume is already degraded) and every block is checked: each must hold
+# its newest acknowledged write or a later issued one, or zeros if none was
+# acknowledged. Any TORN, MADE-UP or LOST block fails the case.
+#
+# The same procedure with the crash protection switched off
+# (skip_unclean_resync) must find damage in at least one of its cut points:
+# otherwise the procedure could not tell a protected volume from an
+# unprotected one, and the case fails too.
+#
+# rainssd-check over the raw members (healthy runs) is informative: parity
+# mismatches are expected after the cut, before the volume is created again;
+# after the resync there should be none.
+#
+# Environment: CUTS (protected cut points, default 2), NOPROTECT_CUTS
+# (at most, default 8; 0 skips that pass), NOPROTECT_MIN (damaged
+# protection-off cut points needed, default 1), NOPROTECT_STOP (default 1:
+# that pass ends as soon as it has them; 0 runs all), SEED (for $RANDOM), CRASH_LOG (a file to
+# append one line per cut to). scripts/test-crash.sh runs many more.
+. "$REPO/tests/lib.sh"
+set +e	# every step's failure is handled below: a cut point that cannot be run is an outcome
+CW=$REPO/userspace-tools/crash/rainssd-crashwriter
+[ -x "$CW" ] || fail "$CW not built (make -C userspace-tools)"
+
+CUTS=${CUTS:-2}
+NOPROTECT_CUTS=${NOPROTECT_CUTS:-8}
+NOPROTECT_STOP=${NOPROTECT_STOP:-1}	# 1: the pass ends once NOPROTECT_MIN cut points found damage
+NOPROTECT_MIN=${NOPROTECT_MIN:-1}	# 0: only count (scripts/test-crash.sh checks the sum)
+SEED=${SEED:-$(( $(date +%s) % 32768 ))}
+RANDOM=$SEED
+BLOCKS=8192		# the first 32 MiB of the volume
+JOBS=8
+CHUNK=16
+N=4
+VOL=rspcv
+STRIPES=$(( (BLOCKS * 8 + CHUNK * (N - 1) - 1) / (CHUNK * (N - 1)) ))
+
+# The protection off: the debugfs switch skip_unclean_resync makes the
+# activation after the cut ignore the dirty flag, so that neither the
+# bitmap's regions are resynced nor the degraded-write log is replayed.
+SKIP=/sys/kernel/debug/rainssd/skip_unclean_resync
+[ -w $SKIP ] || fail "no $SKIP (dm-rainssd 1.5.0 with debugfs)"
+skip() { echo "$1" >$SKIP; }
+trap 'skip 0 2>/dev/null' EXIT
+
+log_line() { [ -z "${CRASH_LOG:-}" ] || echo "$*" >>"$CRASH_LOG"; }
+rnd_ms() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }	# ms -> seconds
+
+# dump_state: what is where, when something hangs or is refused.
+dump_state() {
+	dmsetup info -c 2>/dev/null | sed 's/^/    #   /'
+	dmsetup status 2>/dev/null | sed 's/^/    #   /'
+	local p
+	for p in $(pgrep -f rainssd-crashwriter); do
+		echo "    #   crashwriter $p: $(cat /proc/$p/status 2>/dev/null | grep State)"
+		for t in /proc/$p/task/*; do head -8 "$t/stack" 2>/dev/null | sed 's/^/    #     /'; done
+	done
+	dmesg | tail -25 | sed 's/^/    #   klog: /'
+}
+
+# fresh_members: four zeroed channels, each behind a dm-linear member.
+fresh_members() {
+	local i
+	dmsetup remove --retry $VOL >/dev/null 2>&1 || true
+	for i in $(seq 0 $((N - 1))); do dmsetup remove --retry rspc$i >/dev/null 2>&1 || true; done
+	"$CHANNELS" destroy >/dev/null 2>&1 || true
+	t_channels $N --size-mb 64 --lat-us 300 --qd 8
+	SZ=$(blockdev --getsz /dev/rsch0)
+	for i in $(seq 0 $((N - 1))); do
+		echo "0 $SZ linear /dev/rsch$i 0" | dmsetup create rspc$i || fail "dm-linear member $i"
+	done
+	T_DEVS=()
+	for i in $(seq 0 $((N - 1))); do T_DEVS+=(/dev/mapper/rspc$i); done
+	T_CHUNK=$CHUNK
+	T_LEN=$(t_usable $CHUNK)
+}
+
+# wait_idle <seconds>: until any resync or rebuild is over.
+wait_idle() {
+	local t
+	for t in $(seq "$1"); do
+		[ "$(t_opstat $VOL sync_action)" = idle ] && return 0
+		sleep 1
+	done
+	return 1
+}
+
+# parity: "<bad> of <stripes>" over the written stripes of the raw members.
+parity() {
+	"$CHECK" --quiet --stripes $STRIPES $CHUNK "${T_DEVS[@]}" 2>&1 |
+		sed -nE 's/^checked ([0-9]+) stripes, ([0-9]+) bad.*/\2 of \1/p'
+	return 0
+}
+
+# One cut point. cut <n> <healthy|degraded> <protect|noprotect>: sets OUTCOME
+# (clean, damaged or error) and DETAIL.
+cut() {
+	local n=$1 mode=$2 prot=$3 line i order=() delay gap t rc acked issued
+	local before="-" after="-" failed="-" health
+	OUTCOME=error DETAIL="" AFTER_BAD=0
+	fresh_members
+	line=$(t_table $CHUNK "$T_LEN" nosync)
+	echo "$line" | dmsetup create $VOL || { DETAIL="create: $line"; return; }
+	if [ "$mode" = degraded ]; then
+		dmsetup message $VOL 0 fail 3 || { DETAIL="fail 3 refused"; return; }
+	fi
+	rm -f /tmp/pc.issued /tmp/pc.acked
+	"$CW" write --dev /dev/mapper/$VOL --blocks $BLOCKS --jobs $JOBS --seed $RANDOM \
+		--issued /tmp/pc.issued --acked /tmp/pc.acked >/tmp/pc.writer 2>&1 &
+	local writer=$!
+	delay=$((1000 + RANDOM % 4001))
+	sleep "$(rnd_ms $delay)"
+	kill -0 $writer 2>/dev/null || { DETAIL="the writer ended before the cut: $(tail -3 /tmp/pc.writer)"; return; }
+	# The cut: members frozen one after another, then their held I/O failed.
+	mapfile -t order < <(shuf -i 0-$((N - 1)))
+	for i in "${order[@]}"; do
+		dmsetup suspend --noflush rspc$i || { DETAIL="suspend rspc$i"; return; }
+		gap=$((RANDOM % 60))
+		sleep "$(rnd_ms $gap)"
+	done
+	for i in "${order[@]}"; do
+		dmsetup load rspc$i --table "0 $SZ error" && dmsetup resume rspc$i ||
+			{ DETAIL="error table on rspc$i"; return; }
+	done
+	for t in $(seq 120); do kill -0 $writer 2>/dev/null || break; sleep 1; done
+	if kill -0 $writer 2>/dev/null; then
+		dump_state
+		fail "cut $n: the writers did not stop within 120 s of the cut"
+	fi
+	wait $writer	# 1: its jobs stopped on I/O errors, as they should
+	acked=$(wc -l </tmp/pc.acked)
+	issued=$(wc -l </tmp/pc.issued)
+	dmsetup remove --retry $VOL >/tmp/pc.remove 2>&1 ||
+		{ dump_state; fail "cut $n: the volume cannot be removed after the cut: $(cat /tmp/pc.remove)"; }
+	# Power back: the members as they were.
+	for i in "${order[@]}"; do
+		dmsetup load rspc$i --table "0 $SZ linear /dev/rsch$i 0" && dmsetup resume rspc$i ||
+			{ DETAIL="linear table back on rspc$i"; return; }
+	done
+	[ "$mode" = healthy ] && before=$(parity)
+	skip $([ "$prot" = noprotect ] && echo 1 || echo 0)
+	echo "$line" | dmsetup create $VOL 2>/tmp/pc.create || {
+		DETAIL="created again: refused: $(tail -1 /tmp/pc.create); $(dmesg | grep -i rainssd | tail -2 | tr '\n' ' ')"
+		return
+	}
+	skip 0
+	wait_idle 600 || { DETAIL="resync not over after 600 s: $(t_opstat $VOL sync_ratio)"; return; }
+	if [ "$mode" = healthy ]; then
+		dmsetup suspend $VOL
+		after=$(parity)
+		dmsetup resume $VOL || { DETAIL="resume after the parity check"; return; }
+		AFTER_BAD=${after%% *}
+		failed=$((RANDOM % N))
+		dmsetup message $VOL 0 fail $failed || { DETAIL="fail $failed refused"; return; }
+	fi
+	health=$(t_status_field $VOL 2)
+	"$CW" verify --dev /dev/mapper/$VOL --blocks $BLOCKS --issued /tmp/pc.issued \
+		--acked /tmp/pc.acked >/tmp/pc.verify 2>&1
+	rc=$?
+	DETAIL="after $(rnd_ms $delay) s, order ${order[*]}, $acked acked/$issued issued; parity bad before/after resync: $before/$after; failed $failed, health $health; $(tail -1 /tmp/pc.verify | sed 's/^verified //')"
+	case $rc in
+	0) OUTCOME=clean ;;
+	1) OUTCOME=damaged ;;
+	*) OUTCOME=error DETAIL="verify: $(tail -2 /tmp/pc.verify | tr '\n' ' ')" ;;
+	esac
+	dmsetup remove --retry $VOL >/dev/null 2>&1 || true
+}
+
+declare -A count
+for k in protect:clean protect:damaged protect:error noprotect:clean noprotect:damaged noprotect:error; do
+	count[$k]=0
+done
+parity_left=0
+note "seed $SEED; $CUTS protected cut points, $NOPROTECT_CUTS with the protection off (skip_unclean_resync)"
+run_pass() { # run_pass <protect|noprotect> <cuts>
+	local prot=$1 cuts=$2 n mode
+	for n in $(seq 1 "$cuts"); do
+		mode=$([ $((n % 2)) = 1 ] && echo healthy || echo degraded)
+		if [ "$prot" = noprotect ] && [ "$NOPROTECT_STOP" = 1 ] && [ "$NOPROTECT_MIN" -gt 0 ] &&
+			[ "${count[noprotect:damaged]}" -ge "$NOPROTECT_MIN" ]; then
+			break
+		fi
+		cut "$n" $mode "$prot"
+		count[$prot:$OUTCOME]=$((count[$prot:$OUTCOME] + 1))
+		note "$prot cut $n ($mode): $OUTCOME: $DETAIL"
+		log_line "$prot cut $n ($mode) seed $SEED: $OUTCOME: $DETAIL"
+		if [ "$OUTCOME" = damaged ]; then
+			sed 's/^/    #     /' /tmp/pc.verify | head -$([ "$prot" = protect ] && echo 12 || echo 4)
+		fi
+		if [ "$prot" = protect ] && [ "${AFTER_BAD:-0}" != 0 ]; then
+			parity_left=$((parity_left + 1))
+		fi
+	done
+}
+run_pass protect "$CUTS"
+run_pass noprotect "$NOPROTECT_CUTS"
+
+summary="protected: ${count[protect:clean]} clean, ${count[protect:damaged]} damaged, ${count[protect:error]} error; protection off: ${count[noprotect:damaged]} damaged, ${count[noprotect:clean]} clean, ${count[noprotect:error]} error"
+note "outcomes: $summary"
+echo "CRASH-OUTCOMES 22 pc=${count[protect:clean]} pd=${count[protect:damaged]} pe=${count[protect:error]} nd=${count[noprotect:damaged]} nc=${count[noprotect:clean]} ne=${count[noprotect:error]}"
+[ "$parity_left" = 0 ] || note "informative: $parity_left clean healthy cut points still had bad parity after the resync"
+[ "${count[protect:damaged]}" = 0 ] || fail "${count[protect:damaged]} of $CUTS protected cut points read back damaged blocks"
+[ "${count[protect:error]}" = 0 ] || fail "${count[protect:error]} protected cut points could not be run to the end"
+if [ "$NOPROTECT_CUTS" -gt 0 ] && [ "${count[noprotect:damaged]}" -lt "$NOPROTECT_MIN" ]; then
+	fail "the protection switched off (skip_unclean_resync) found no damage in $NOPROTECT_CUTS cut points: the procedure cannot tell"
+fi
