@@ -80,6 +80,17 @@ t_opstat() {
 	dmsetup status "$1" | awk -v k=$((12 - i)) '{print $(NF - k)}'
 }
 
+# t_idle <name> <seconds>: wait until no resync, rebuild or scrub runs
+# (sync_action idle); false if one still does after that long.
+t_idle() {
+	local t
+	for t in $(seq "$2"); do
+		[ "$(t_opstat "$1" sync_action)" = idle ] && return 0
+		sleep 1
+	done
+	return 1
+}
+
 # t_parity: run the parity checker over T_DEVS; fails the case on bad stripes.
 t_parity() {
 	"$CHECK" --length "$T_LEN" "$T_CHUNK" "${T_DEVS[@]}" | tail -1 || fail "parity check failed"

@@ -13,12 +13,8 @@
 
 # wait_idle <name> <seconds>: until the rebuild is over.
 wait_idle() {
-	local t
-	for t in $(seq "$2"); do
-		[ "$(t_opstat "$1" sync_action)" = idle ] && return 0
-		sleep 1
-	done
-	fail "rebuild not done after $2 s: $(t_opstat "$1" sync_ratio) $(t_opstat "$1" sync_action)"
+	t_idle "$1" "$2" ||
+		fail "rebuild not done after $2 s: $(t_opstat "$1" sync_ratio) $(t_opstat "$1" sync_action)"
 }
 
 # done_sectors <name>: how far the rebuild is.

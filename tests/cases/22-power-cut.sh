@@ -87,16 +87,6 @@ fresh_members() {
 	T_LEN=$(t_usable $CHUNK)
 }
 
-# wait_idle <seconds>: until any resync or rebuild is over.
-wait_idle() {
-	local t
-	for t in $(seq "$1"); do
-		[ "$(t_opstat $VOL sync_action)" = idle ] && return 0
-		sleep 1
-	done
-	return 1
-}
-
 # parity: "<bad> of <stripes>" over the written stripes of the raw members.
 parity() {
 	"$CHECK" --quiet --stripes $STRIPES $CHUNK "${T_DEVS[@]}" 2>&1 |
@@ -156,7 +146,7 @@ cut() {
 		return
 	}
 	skip 0
-	wait_idle 600 || { DETAIL="resync not over after 600 s: $(t_opstat $VOL sync_ratio)"; return; }
+	t_idle $VOL 600 || { DETAIL="resync not over after 600 s: $(t_opstat $VOL sync_ratio)"; return; }
 	if [ "$mode" = healthy ]; then
 		dmsetup suspend $VOL
 		after=$(parity)

@@ -14,7 +14,7 @@
 # before the mark (and those issued up to it): a TORN, MADE-UP or LOST block
 # fails the case. rainssd-check after the resync is informative.
 #
-# Environment: MARKS (marks checked, default 5; 10 marks are placed per
+# Environment: MARKS (marks checked, default 3; 10 marks are placed per
 # round of writing, a random sample of them checked), SEED, CRASH_LOG (a
 # file to append one line per mark to). scripts/test-crash.sh runs many more.
 . "$REPO/tests/lib.sh"
@@ -23,7 +23,7 @@ CW=$REPO/userspace-tools/crash/rainssd-crashwriter
 LR=$REPO/userspace-tools/crash/rainssd-logreplay
 [ -x "$CW" ] && [ -x "$LR" ] || fail "crash tools not built (make -C userspace-tools)"
 
-MARKS=${MARKS:-5}
+MARKS=${MARKS:-3}
 SEED=${SEED:-$(( $(date +%s) % 32768 ))}
 RANDOM=$SEED
 PER_ROUND=10		# marks placed per round of writing
@@ -40,15 +40,6 @@ log_line() { [ -z "${CRASH_LOG:-}" ] || echo "$*" >>"$CRASH_LOG"; }
 
 # members <dev...>: T_DEVS and the volume geometry for these members.
 members() { T_DEVS=("$@"); T_CHUNK=$CHUNK; T_LEN=$(t_usable $CHUNK); }
-
-wait_idle() {
-	local t
-	for t in $(seq "$1"); do
-		[ "$(t_opstat $VOL sync_action)" = idle ] && return 0
-		sleep 1
-	done
-	return 1
-}
 
 # One round: channels, log-writes members, the volume, the writers and
 # PER_ROUND marks; leaves the logs on /dev/rsx*, the marks in /tmp/lw.marks
@@ -108,7 +99,7 @@ check_mark() {
 	# The same table line, on the replayed copies.
 	echo "$LINE" | sed "s|/dev/mapper/rslw|/dev/rsch|g" | dmsetup create $VOL 2>/tmp/lw.create ||
 		{ DETAIL="created on the replayed members: refused: $(tail -1 /tmp/lw.create); $(dmesg | grep -i rainssd | tail -2 | tr '\n' ' ')"; return; }
-	wait_idle 600 || { DETAIL="resync not over after 600 s"; return; }
+	t_idle $VOL 600 || { DETAIL="resync not over after 600 s"; return; }
 	dmsetup suspend $VOL
 	after=$("$CHECK" --quiet --stripes $STRIPES $CHUNK "${T_DEVS[@]}" 2>&1 | sed -nE 's/^checked ([0-9]+) stripes, ([0-9]+) bad.*/\2 of \1/p')
 	dmsetup resume $VOL || { DETAIL="resume"; return; }

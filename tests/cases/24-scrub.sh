@@ -13,12 +13,7 @@ t_fio data $v --rw=write --bs=1m --iodepth=4 --size=48m --verify=crc32c --do_ver
 
 # wait_idle <seconds>
 wait_idle() {
-	local t
-	for t in $(seq "$1"); do
-		[ "$(t_opstat rsc sync_action)" = idle ] && return 0
-		sleep 1
-	done
-	fail "still $(t_opstat rsc sync_action) at $(t_opstat rsc sync_ratio) after $1 s"
+	t_idle rsc "$1" || fail "still $(t_opstat rsc sync_action) at $(t_opstat rsc sync_ratio) after $1 s"
 }
 
 dmsetup message rsc 0 check || fail "check"
