@@ -45,20 +45,27 @@ writers=$!
 ) &
 readers=$!
 
+# A fixed number of cycles, not a time: every dmsetup call must come back
+# within 120 s (a call that does not is an operation waiting for ever).
+dm() {
+	timeout 120 dmsetup "$@"
+	local rc=$?
+	[ $rc -ne 124 ] || fail "dmsetup $* did not return within 120 s"
+	return $rc
+}
 cycles=0
-end=$((SECONDS + 40))
-while [ $SECONDS -lt $end ] && [ ! -e /tmp/wr.fail ] && [ ! -e /tmp/rd.fail ]; do
+while [ $cycles -lt 12 ] && [ ! -e /tmp/wr.fail ] && [ ! -e /tmp/rd.fail ]; do
 	m=$((cycles % 4))
 	tbl=$(dmsetup table rsm$m)
-	dmsetup suspend rsm$m || fail "suspend member $m"
+	dm suspend rsm$m || fail "suspend member $m"
 	sleep 0.$((RANDOM % 5 + 1))
-	dmsetup reload rsm$m --table "$tbl" || fail "reload member $m"
-	dmsetup resume rsm$m || fail "resume member $m"
+	dm reload rsm$m --table "$tbl" || fail "reload member $m"
+	dm resume rsm$m || fail "resume member $m"
 	if [ $((cycles % 3)) = 2 ]; then
 		nf=$([ $((cycles % 2)) = 0 ] && echo --noflush || true)
-		dmsetup suspend $nf rss || fail "suspend $nf the volume"
+		dm suspend $nf rss || fail "suspend $nf the volume"
 		sleep 0.2
-		dmsetup resume rss || fail "resume the volume"
+		dm resume rss || fail "resume the volume"
 	fi
 	cycles=$((cycles + 1))
 	sleep 0.$((RANDOM % 3))
@@ -81,7 +88,7 @@ wait $writers
 wait $readers
 [ ! -e /tmp/wr.fail ] || { grep -m1 verify: /tmp/fio-sync.out; fail "fdatasync writers: verify failed"; }
 [ ! -e /tmp/rd.fail ] || { grep -m1 verify: /tmp/fio-rd.out; fail "reader: verify failed"; }
-[ "$cycles" -ge 8 ] || fail "only $cycles cycles: the churn itself stalled"
+[ "$cycles" -ge 12 ] || fail "only $cycles cycles: the writers or the reader failed first"
 [ "$(t_status_field rss 2)" = AAAA ] || fail "health $(t_status_field rss 2): a member was failed"
 note "writers verified; status: $(dmsetup status rss | cut -d' ' -f4-8)"
 dmsetup suspend rss

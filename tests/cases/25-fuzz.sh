@@ -9,7 +9,7 @@
 # and FUZZ_META; FUZZ_SEED (printed) replays a run.
 . "$REPO/tests/lib.sh"
 FUZZ=$REPO/userspace-tools/rainssd-fuzz
-NT=${FUZZ_TABLES:-60} NM=${FUZZ_MESSAGES:-100} NMETA=${FUZZ_META:-8}
+NT=${FUZZ_TABLES:-40} NM=${FUZZ_MESSAGES:-60} NMETA=${FUZZ_META:-6}
 SEED=${FUZZ_SEED:-$RANDOM$RANDOM}
 note "FUZZ_SEED=$SEED FUZZ_TABLES=$NT FUZZ_MESSAGES=$NM FUZZ_META=$NMETA"
 t_channels 4 --size-mb 48
