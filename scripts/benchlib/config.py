@@ -300,6 +300,18 @@ def load_scenario(name, bench_dir=None):
         raise ConfigError("scenario %s: no jobs" % name)
     if bg and not bg_mb:
         raise ConfigError("scenario %s: a background load needs bg_mb > 0" % name)
+    degraded = sc.get("degraded", "").strip()
+    if degraded:
+        try:
+            degraded = int(degraded)
+        except ValueError:
+            raise ConfigError("scenario %s: degraded must be a member index" % name)
+        if not 0 <= degraded < n:
+            raise ConfigError("scenario %s: degraded must be a member index 0 to %d" % (name, n - 1))
+        if kind != "jobs":
+            raise ConfigError("scenario %s: degraded is for kind jobs" % name)
+    else:
+        degraded = None
     rebuild = None
     if kind == "rebuild":
         rebuild = _rebuild_section(name, p["rebuild"] if p.has_section("rebuild") else {}, n, jobs,
@@ -318,6 +330,7 @@ def load_scenario(name, bench_dir=None):
         "disturb": {"slow": slow, "background": bg, "stall": stalls},
         "jobs": jobs,
         "runtime": int(sc.get("runtime", "15")),
+        "degraded": degraded,
         "files": [os.path.relpath(f, REPO) for f in files],
     }
 

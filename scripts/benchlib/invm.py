@@ -655,15 +655,42 @@ class Runner:
         else:
             level = {"md-raid5": ["--level=5", "--layout=left-symmetric"],
                      "md-raid10": ["--level=10", "--layout=n2"]}[c["kind"]]
+            # No bitmap unless the contender asks for one or for PPL (which
+            # md does not combine with a bitmap).
+            own = any(o.startswith(("--bitmap", "--consistency-policy")) for o in c["options"])
             cmd = (["mdadm", "--create", MD_DEV, "--run", "--assume-clean", "--metadata=1.2"]
                    + level + ["--chunk=%dK" % sc["chunk_kb"], "--raid-devices=%d" % n,
-                              "--data-offset=16M", "--bitmap=none"] + c["options"] + devs)
+                              "--data-offset=16M"] + ([] if own else ["--bitmap=none"])
+                   + c["options"] + devs)
             sh(cmd)
             dev = MD_DEV
         settle()
         if not wait_block(dev):
             raise RuntimeError("%s did not appear" % dev)
         return dev, " ".join(shlex.quote(x) for x in cmd)
+
+    def fail_member(self, c, i):
+        """Fail member i of the contender's volume (a degraded scenario):
+        rainssd `fail I`, md --fail and --remove; wait until it is out."""
+        t = now()
+        if c["kind"] == "rainssd":
+            sh(["dmsetup", "message", RS_NAME, "0", "fail", str(i)])
+            while now() - t < 30:
+                w = self.dm_status(c).split()
+                if len(w) > 5 and len(w[5]) > i and w[5][i] == "D":
+                    return
+                time.sleep(0.1)
+            raise RuntimeError("member %d not dead 30 s after fail" % i)
+        if c["kind"] not in ("md-raid5", "md-raid10"):
+            raise RuntimeError("%s: no degraded runs for kind %s" % (c["label"], c["kind"]))
+        sh(["mdadm", MD_DEV, "--fail", self.members[i]])
+        r = None
+        while now() - t < 30:
+            r = sh(["mdadm", MD_DEV, "--remove", self.members[i]], check=False)
+            if r.returncode == 0:
+                return
+            time.sleep(0.2)
+        raise RuntimeError("mdadm --remove %s: %s" % (self.members[i], r.stderr.strip()[-200:]))
 
     def remove_contender(self, c):
         t = now()
@@ -1031,6 +1058,22 @@ class Runner:
                                               bounds[(job["name"], c["scheme"])])
                         continue
                     prefill_info = None
+                    if sc.get("degraded") is not None:
+                        # Degraded runs: prefilled while whole, then the
+                        # member fails before the first job.
+                        try:
+                            if self.prefill and any(j["prefill"] for j in sc["jobs"]):
+                                prefill_info = self.run_prefill(sc, dev, [j for j in sc["jobs"] if j["prefill"]])
+                            self.fail_member(c, sc["degraded"])
+                        except Exception as e:
+                            self.remove_contender(c)
+                            for job in sc["jobs"]:
+                                idx += 1
+                                self.log("[%d/%d] %s %s %s repeat %d: ERROR degrade: %s" % (
+                                    idx, self.total, sc["name"], job["name"], c["label"], r + 1, e))
+                                self.record_error(manifest, sc, c, job, r, oi, idx, "degrade: %s" % e,
+                                                  bounds[(job["name"], c["scheme"])])
+                            continue
                     for job in sc["jobs"]:
                         idx += 1
                         env = self.job_env(sc, job)
@@ -1107,6 +1150,7 @@ class Runner:
             "chunk_kb": sc["chunk_kb"],
             "channel": dict(sc["channel"], member_mb=sc["member_mb"]),
             "disturb": jsonable_disturb(sc["disturb"]),
+            "degraded": sc.get("degraded"),
             "device_bound": b,
         }
 
