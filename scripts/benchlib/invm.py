@@ -1049,13 +1049,7 @@ class Runner:
                         dev, create_cmd = self.create_contender(sc, c)
                     except Exception as e:
                         e = "%s%s" % (e, self.klog_since_create())
-                        self.remove_contender(c)
-                        for job in sc["jobs"]:
-                            idx += 1
-                            self.log("[%d/%d] %s %s %s repeat %d: ERROR create: %s" % (
-                                idx, self.total, sc["name"], job["name"], c["label"], r + 1, e))
-                            self.record_error(manifest, sc, c, job, r, oi, idx, "create: %s" % e,
-                                              bounds[(job["name"], c["scheme"])])
+                        idx = self.error_every_job(manifest, sc, c, r, oi, idx, "create: %s" % e, bounds)
                         continue
                     prefill_info = None
                     if sc.get("degraded") is not None:
@@ -1066,13 +1060,7 @@ class Runner:
                                 prefill_info = self.run_prefill(sc, dev, [j for j in sc["jobs"] if j["prefill"]])
                             self.fail_member(c, sc["degraded"])
                         except Exception as e:
-                            self.remove_contender(c)
-                            for job in sc["jobs"]:
-                                idx += 1
-                                self.log("[%d/%d] %s %s %s repeat %d: ERROR degrade: %s" % (
-                                    idx, self.total, sc["name"], job["name"], c["label"], r + 1, e))
-                                self.record_error(manifest, sc, c, job, r, oi, idx, "degrade: %s" % e,
-                                                  bounds[(job["name"], c["scheme"])])
+                            idx = self.error_every_job(manifest, sc, c, r, oi, idx, "degrade: %s" % e, bounds)
                             continue
                     for job in sc["jobs"]:
                         idx += 1
@@ -1153,6 +1141,18 @@ class Runner:
             "degraded": sc.get("degraded"),
             "device_bound": b,
         }
+
+    def error_every_job(self, manifest, sc, c, r, oi, idx, msg, bounds):
+        """The contender's volume could not be set up: remove what there
+        is, record every job of the scenario as an error; the run index
+        reached."""
+        self.remove_contender(c)
+        for job in sc["jobs"]:
+            idx += 1
+            self.log("[%d/%d] %s %s %s repeat %d: ERROR %s" % (
+                idx, self.total, sc["name"], job["name"], c["label"], r + 1, msg))
+            self.record_error(manifest, sc, c, job, r, oi, idx, msg, bounds[(job["name"], c["scheme"])])
+        return idx
 
     def record_error(self, manifest, sc, c, job, r, oi, idx, msg, b, env=None, create_cmd=None):
         env = env or self.job_env(sc, job)
