@@ -17,8 +17,9 @@ FIO_DIR = os.path.join(REPO, "fio-jobs")
 
 KINDS = ("rainssd", "md-raid5", "md-raid10", "dm-raid5")
 # jobs: fio jobs on a healthy volume (the default); rebuild: a member fails
-# and is rebuilt onto a spare channel, idle and under a load job.
-SCENARIO_KINDS = ("jobs", "rebuild")
+# and is rebuilt onto a spare channel, idle and under a load job; resync: the
+# power is cut under a write load and the volume, brought back, resyncs.
+SCENARIO_KINDS = ("jobs", "rebuild", "resync")
 SCHEME = {"rainssd": "raid5", "md-raid5": "raid5", "dm-raid5": "raid5", "md-raid10": "raid10"}
 
 
@@ -212,6 +213,36 @@ def _rebuild_section(name, sec, n, jobs, contenders):
             "verify": verify}
 
 
+def _resync_section(name, sec, jobs, contenders):
+    """The [resync] section of a resync scenario (bench/scenarios/resync-4.conf
+    describes the keys)."""
+    what = "scenario %s: [resync]" % name
+    try:
+        write_s = int(sec.get("write_s", "20"))
+        timeout_s = int(sec.get("timeout_s", "900"))
+        stop_s = int(sec.get("stop_s", "120"))
+    except ValueError as e:
+        raise ConfigError("%s: %s" % (what, e))
+    if write_s < 1 or timeout_s < 10 or stop_s < 5:
+        raise ConfigError("%s: need write_s >= 1, timeout_s >= 10, stop_s >= 5" % what)
+    load = sec.get("load", "").strip() or jobs[0]["name"]
+    if load not in [j["name"] for j in jobs]:
+        raise ConfigError("%s: load names no job (%s)" % (what, load))
+    ljob = [j for j in jobs if j["name"] == load][0]
+    if ljob["trace"] or ljob["prefill"]:
+        raise ConfigError("%s: the load job must be a plain fio job (no trace, no prefill)" % what)
+    verify = _words(sec.get("verify", "cut parity"))
+    for v in verify:
+        if v not in ("cut", "parity"):
+            raise ConfigError("%s: verify words are cut and parity, got %r" % (what, v))
+    for c in contenders:
+        if c["kind"] not in ("rainssd", "md-raid5"):
+            raise ConfigError("%s: contender %s: a resync runs on rainssd and md-raid5 only"
+                              % (what, c["label"]))
+    return {"load": load, "write_s": write_s, "timeout_s": timeout_s, "stop_s": stop_s,
+            "verify": verify}
+
+
 def load_scenario(name, bench_dir=None):
     """Read bench/scenarios/NAME.conf (after its 'base', if any)."""
     bench_dir = bench_dir or BENCH_DIR
@@ -316,10 +347,15 @@ def load_scenario(name, bench_dir=None):
     if kind == "rebuild":
         rebuild = _rebuild_section(name, p["rebuild"] if p.has_section("rebuild") else {}, n, jobs,
                                    [contenders_all[c] for c in labels])
+    resync = None
+    if kind == "resync":
+        resync = _resync_section(name, p["resync"] if p.has_section("resync") else {}, jobs,
+                                 [contenders_all[c] for c in labels])
     return {
         "name": name,
         "kind": kind,
         "rebuild": rebuild,
+        "resync": resync,
         "description": sc.get("description", ""),
         "members": n,
         "member_mb": member_mb,

@@ -988,6 +988,10 @@ class Runner:
                             runs.append((sc, r, oi, c, dict(load, name="rebuild-%s" % rate["label"],
                                                             vars={}, rebuild_rate=rate)))
                         continue
+                    if sc.get("kind") == "resync":
+                        load = [j for j in sc["jobs"] if j["name"] == sc["resync"]["load"]][0]
+                        runs.append((sc, r, oi, c, dict(load, name="resync", vars={}, resync=True)))
+                        continue
                     for job in sc["jobs"]:
                         runs.append((sc, r, oi, c, job))
         return runs
@@ -1035,6 +1039,12 @@ class Runner:
             if sc.get("kind") == "rebuild":
                 from . import rebuild
                 idx = rebuild.run(self, sc, si, manifest, idx)
+                self.log("scenario %s: tearing down the channels" % sc["name"])
+                self.destroy_channels()
+                continue
+            if sc.get("kind") == "resync":
+                from . import resync
+                idx = resync.run(self, sc, si, manifest, idx)
                 self.log("scenario %s: tearing down the channels" % sc["name"])
                 self.destroy_channels()
                 continue
@@ -1160,6 +1170,8 @@ class Runner:
         rec.update({"status": "error", "error": msg, "create_cmd": create_cmd})
         if job.get("rebuild_rate"):
             rec.update({"record": "rebuild", "rate": dict(job["rebuild_rate"])})
+        if job.get("resync"):
+            rec["record"] = "resync"
         self.save(manifest, rec)
 
     def save(self, manifest, rec):
