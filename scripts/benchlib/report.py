@@ -149,7 +149,8 @@ def f_ms(us, w=6):
 def table(d, markdown=False, pooled=False):
     runs = load_runs(d)
     rebuilds = load_runs(d, "rebuild")
-    if not runs and not rebuilds:
+    resyncs = load_runs(d, "resync")
+    if not runs and not rebuilds and not resyncs:
         return "no run files in %s\n" % d
     lines = []
     man = load_manifest(d)
@@ -162,6 +163,8 @@ def table(d, markdown=False, pooled=False):
                 "%s (%s)" % (k, v) for k, v in sorted(man["modules"].items())))
     if rebuilds:
         lines.append(rebuild_table(rebuilds, markdown=markdown, pooled=pooled).rstrip("\n"))
+    if resyncs:
+        lines.append(resync_table(resyncs, markdown=markdown).rstrip("\n"))
     for scen, job, by_con, cons in group(runs):
         any_run = next(iter(by_con.values()))[0]
         b = {r["scheme"]: r["device_bound"] for rs in by_con.values() for r in rs if r.get("device_bound")}
@@ -503,6 +506,125 @@ def rebuild_table(runs, markdown=False, pooled=False):
     return "\n".join(lines) + "\n"
 
 
+# --- resync scenarios ----------------------------------------------------------------
+
+def resync_summary(runs):
+    """The ok repeats of one contender in a resync scenario: lists over the
+    repeats (report them with _range), sizes in MiB."""
+    ok = [r for r in runs if r.get("status") == "ok" and (r.get("resync") or {}).get("seconds") is not None]
+    s = {"n": len(ok), "n_err": len(runs) - len(ok),
+         "error": next((r.get("error") or r.get("later_error") for r in runs
+                        if r.get("status") != "ok" or r.get("later_error")), None)}
+    if not ok:
+        return s
+    n = ok[0]["members"]
+    s["seconds"] = [r["resync"]["seconds"] for r in ok]
+    s["restart_s"] = [r["resync"].get("restart_s") for r in ok]
+    s["read_mib"] = [r["resync"]["member_io"]["read_sectors"] / n / 2048.0 for r in ok]
+    s["write_mib"] = [r["resync"]["member_io"]["write_sectors"] / n / 2048.0 for r in ok]
+    s["span_mib"] = [r["resync"]["span_sectors"] / 2048.0 for r in ok
+                     if r["resync"].get("span_sectors") is not None]
+    bm = [(r.get("after_cut") or {}).get("bitmap") for r in ok]
+    s["dirty"] = [b["dirty"] for b in bm if b]
+    s["regions"] = next((b["regions"] for b in bm if b), None)
+    s["region_mib"] = next((b["region_sectors"] / 2048.0 for b in bm if b and b.get("region_sectors")), None)
+    s["iops"] = [((r.get("load") or {}).get("write") or {}).get("iops") for r in ok]
+    s["write_s"] = [(r.get("cut") or {}).get("write_s") for r in ok]
+    cp = [(r.get("after_cut") or {}).get("parity") for r in ok]
+    s["cut_bad"] = [x.get("bad_stripes") for x in cp if x]
+    s["cut_stripes"] = next((x.get("stripes_checked") for x in cp if x), None)
+    ver = [(r.get("verify_parity") or {}).get("ok") for r in ok if r.get("verify_parity")]
+    s["verify"] = "-" if not ver else "ok" if all(v is True for v in ver) else \
+        "FAILED" if any(v is False for v in ver) else "partly"
+    s["sectors"] = ok[0].get("member_data_sectors")
+    return s
+
+
+def resync_ratios(sums, cons, kinds):
+    """(contender, md contender, resync time ratio, member reads ratio) for
+    every rainssd contender against every md one: medians over repeats."""
+    out = []
+    for c in cons:
+        if kinds.get(c) != "rainssd" or not sums[c]["n"]:
+            continue
+        for m in cons:
+            if kinds.get(m) != "md-raid5" or not sums[m]["n"]:
+                continue
+            a, b = sums[c], sums[m]
+
+            def ratio(k):
+                x, y = med(a[k]), med(b[k])
+                return x / y if x is not None and y else None
+            out.append((c, m, ratio("seconds"), ratio("read_mib")))
+    return out
+
+
+def resync_table(runs, markdown=False):
+    """One table per resync scenario: the resync's time after the power
+    cut, what the status announced and what the members read and wrote
+    meanwhile, the bitmap's dirty regions, the write hole the cut left, the
+    parity check after; then rainssd/md ratios."""
+    lines = []
+    for scen, job, by_con, cons in group(runs):
+        any_run = next(iter(by_con.values()))[0]
+        env = any_run.get("fio_env", {})
+        sums = {c: resync_summary(by_con[c]) for c in cons}
+        kinds = {c: by_con[c][0].get("kind") for c in cons}
+        sec = next((x["sectors"] for x in sums.values() if x.get("sectors")), None)
+        wr = next((med(x["write_s"]) for x in sums.values() if x.get("write_s")), None)
+        head = ("%s: resync after a power cut; %d members, chunk %d KiB%s; before the cut %s bs=%s "
+                "qd=%s over %s from %s%s" % (
+                    scen, any_run["members"], any_run["chunk_kb"],
+                    ", %.0f MiB of data per member" % (sec / 2048.0) if sec else "",
+                    any_run.get("fio_job"), env.get("BS"), env.get("IODEPTH"), env.get("SIZE"),
+                    env.get("OFFSET", "0"), " for %.0f s" % wr if wr else ""))
+        cols = ["contender", "n", "resync s", "restart cmd s", "dirty regions", "status span MiB per member",
+                "member reads MiB per member", "member writes MiB per member", "write IOPS before the cut",
+                "inconsistent stripes after the cut", "verify"]
+        lines.append("")
+        if markdown:
+            lines.append("**%s**" % head)
+            lines.append("")
+            lines.append("| " + " | ".join(cols) + " |")
+            lines.append("|---|" + "--:|" * (len(cols) - 2) + "---|")
+        else:
+            lines.append("== " + head)
+        for c in cons:
+            x = sums[c]
+            if not x["n"]:
+                err = (x["error"] or "")[:150]
+                lines.append("| %s | 0 | error: %s |" % (c, err.replace("|", "/")) if markdown
+                             else "   %-22s  0 ERROR %s" % (c, err))
+                continue
+            dirty = "-"
+            if x["regions"]:
+                dirty = "%s of %d" % (_range(x["dirty"], "%.0f"), x["regions"])
+                if x["region_mib"]:
+                    dirty += " x %.0f MiB" % x["region_mib"]
+            cut = "-"
+            if x["cut_bad"]:
+                cut = "%s of %s" % (_range(x["cut_bad"], "%.0f"), x["cut_stripes"])
+            cells = [c, str(x["n"]), _range(x["seconds"], "%.1f"), _range(x["restart_s"], "%.1f"), dirty,
+                     _range(x["span_mib"], "%.0f"), _range(x["read_mib"], "%.1f"), _range(x["write_mib"], "%.1f"),
+                     _range(x["iops"], "%.0f"), cut, x["verify"]]
+            if markdown:
+                lines.append("| " + " | ".join(cells) + " |")
+            else:
+                lines.append("   " + "  ".join(cells))
+            if x["error"]:
+                lines.append(("| | | error (a repeat, or a step after the resync): %s |" if markdown
+                              else "     error (a repeat, or a step after the resync): %s")
+                             % x["error"][:150].replace("|", "/"))
+        rats = resync_ratios(sums, cons, kinds)
+        if rats:
+            txt = "; ".join("%s/%s: resync time x%s, member reads x%s" % (
+                c, m, "-" if t is None else "%.2f" % t, "-" if rd is None else "%.2f" % rd)
+                for c, m, t, rd in rats)
+            lines.append("")
+            lines.append(txt if markdown else "   " + txt)
+    return "\n".join(lines) + "\n"
+
+
 def memory_table(d, markdown=False):
     """Memory in flight per scenario/job and contender: rainssd's
     stripe_cache_peak (entries, each a page per member: peak x members x 4
@@ -647,6 +769,8 @@ def check_run(r):
         return bad
     if r.get("record") == "rebuild":
         return bad + check_rebuild(r, need)
+    if r.get("record") == "resync":
+        return bad + check_resync(r, need)
     for k, t in TOP_OK.items():
         need(r, k, t, "run")
     if need(r, "member_stats", list, "run"):
@@ -728,6 +852,37 @@ def check_rebuild(r, need):
     v = r.get("verify_data")
     if v is not None and v.get("ok") is False:
         bad.append("data verification failed: %s" % v.get("error"))
+    return bad
+
+
+RESYNC_KEYS = ("seconds", "restart_s", "restart_cmd", "first_poll", "status_end", "progress", "span_sectors",
+               "member_io")
+
+
+def check_resync(r, need):
+    """Problems of an ok resync record."""
+    bad = []
+    for k, t in (("create_cmd", str), ("restart_cmd", str), ("load", dict), ("cut", dict), ("remove", dict),
+                 ("after_cut", dict), ("resync", dict), ("member_data_sectors", int), ("duration_s", NUM)):
+        need(r, k, t, "resync")
+    x = r.get("resync") or {}
+    for k in RESYNC_KEYS:
+        need(x, k, None, "resync")
+    if isinstance(x.get("seconds"), NUM) and x["seconds"] < 0:
+        bad.append("resync: took %s s" % x["seconds"])
+    for k in ("read_sectors", "write_sectors"):
+        need(x.get("member_io") or {}, k, int, "resync.member_io")
+    cut = r.get("cut") or {}
+    for k in ("write_s", "seconds", "exit", "end_after_cut_s", "tables"):
+        need(cut, k, None, "cut")
+    if not ((r.get("load") or {}).get("write") or {}).get("ios"):
+        bad.append("load: no write completed before the cut")
+    v = r.get("verify_parity")
+    if v is not None and v.get("ok") is False:
+        bad.append("parity check failed after the resync: %s" % v)
+    p = (r.get("after_cut") or {}).get("parity")
+    if p is not None and p.get("error"):
+        bad.append("after_cut.parity: %s" % p["error"])
     return bad
 
 
