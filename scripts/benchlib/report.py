@@ -528,7 +528,10 @@ def resync_summary(runs):
     s["dirty"] = [b["dirty"] for b in bm if b]
     s["regions"] = next((b["regions"] for b in bm if b), None)
     s["region_mib"] = next((b["region_sectors"] / 2048.0 for b in bm if b and b.get("region_sectors")), None)
-    s["iops"] = [((r.get("load") or {}).get("write") or {}).get("iops") for r in ok]
+    # Writes completed before the cut: the volume's counters over write_s
+    # (fio's own log as a fallback).
+    s["iops"] = [((r.get("load") or {}).get("volume") or {}).get("iops")
+                 or ((r.get("load") or {}).get("write") or {}).get("iops") for r in ok]
     s["write_s"] = [(r.get("cut") or {}).get("write_s") for r in ok]
     cp = [(r.get("after_cut") or {}).get("parity") for r in ok]
     s["cut_bad"] = [x.get("bad_stripes") for x in cp if x]
@@ -875,7 +878,8 @@ def check_resync(r, need):
     cut = r.get("cut") or {}
     for k in ("write_s", "seconds", "exit", "end_after_cut_s", "tables"):
         need(cut, k, None, "cut")
-    if not ((r.get("load") or {}).get("write") or {}).get("ios"):
+    ld = r.get("load") or {}
+    if not ((ld.get("volume") or {}).get("writes") or (ld.get("write") or {}).get("ios")):
         bad.append("load: no write completed before the cut")
     v = r.get("verify_parity")
     if v is not None and v.get("ok") is False:

@@ -427,11 +427,12 @@ class Resyncs(Rebuilds):
             p, prefix, out, env = self.start_load(dev, rs["write_s"] + rs["stop_s"] + 600, "load")
             try:
                 self.wait_io(dev, p)
-                t_w = now()
+                t_w, v0 = now(), read_stat(sysname(dev))
                 time.sleep(rs["write_s"])
                 if p.poll() is not None:
                     raise RuntimeError("fio ended before the cut (exit %s): %s" % (
                         p.returncode, (p.stderr.read() or "")[-300:]))
+                v1 = read_stat(sysname(dev))
                 t_cut_wall, t_cut = time.time(), now()
                 rec["cut"] = self.cut(tables)
             except Exception:
@@ -445,8 +446,14 @@ class Resyncs(Rebuilds):
             rec["cut"]["write_s"] = round(t_cut - t_w, 2)
             rec["cut"].update(self.end_load(p, t_cut))
             w = lat_window(prefix, None, int(t_cut_wall * 1000))
+            # fio's latency log (none if fio had to be killed) and the
+            # volume's own counters: the writes completed before the cut.
+            vw = v1["writes"] - v0["writes"]
             rec["load"] = {"env": env, "window_s": w["window_s"],
-                           "write": {k: v for k, v in w["write"].items() if k != "hist_ns"}}
+                           "write": {k: v for k, v in w["write"].items() if k != "hist_ns"},
+                           "volume": {"writes": vw, "write_sectors": v1["write_sectors"] - v0["write_sectors"],
+                                      "seconds": round(t_cut - t_w, 2),
+                                      "iops": round(vw / (t_cut - t_w), 1) if t_cut > t_w else None}}
             rec["remove"] = self.remove_volume(c)
             self.restore()
             rec["after_cut"] = self.examine(c)
@@ -455,7 +462,7 @@ class Resyncs(Rebuilds):
             b = rec["after_cut"].get("bitmap") or {}
             self.log("    cut after %.1f s of writes (%s write IOPS); fio ended %.1f s later%s; "
                      "bitmap %s of %s regions dirty; load region: %s of %s stripes inconsistent" % (
-                         rec["cut"]["write_s"], rec["load"]["write"]["iops"], rec["cut"]["end_after_cut_s"],
+                         rec["cut"]["write_s"], rec["load"]["volume"]["iops"], rec["cut"]["end_after_cut_s"],
                          " (killed)" if rec["cut"]["killed"] else "", b.get("dirty", "-"), b.get("regions", "-"),
                          (rec["after_cut"].get("parity") or {}).get("bad_stripes", "-"),
                          (rec["after_cut"].get("parity") or {}).get("stripes_checked", "-")))
