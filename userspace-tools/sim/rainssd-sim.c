@@ -15,9 +15,11 @@
  *    first-come first-served queue in front (the host-side queue);
  *  - disturbances: a slower member (service time x factor), background load
  *    on a member (Poisson, half reads, half writes, not the target's: it does
- *    not count in the target's in-flight numbers), and stalls (a dm suspend
- *    of the member: requests already queued drain, new ones are held, then
- *    the member serves nothing for the stall time);
+ *    not count in the target's in-flight numbers), a foreign closed-loop
+ *    tenant on a member (another user of the channel keeping a fixed number
+ *    of requests outstanding, also outside the target's numbers), and stalls
+ *    (a dm suspend of the member: requests already queued drain, new ones are
+ *    held, then the member serves nothing for the stall time);
  *  - user reads and writes arrive as Poisson processes at random aligned
  *    offsets (fio rate_process=poisson); reads are split at chunks and
  *    writes at stripes, as dm splits them;
@@ -83,6 +85,8 @@ struct config {
 	double lat_us[RS_MAX_DEVS];
 	double slow[RS_MAX_DEVS];	/* service time factor, 1 = none */
 	double bg[RS_MAX_DEVS];		/* background load, fraction of nominal capacity */
+	unsigned int foreign_qd[RS_MAX_DEVS];	/* foreign closed-loop tenant: outstanding */
+	unsigned int foreign_rpct[RS_MAX_DEVS];	/* ... and its % of reads */
 	double stall_ms[RS_MAX_DEVS], stall_period_ms[RS_MAX_DEVS];
 	double write_iops, read_iops, duration_s, warmup_s, jitter_us, write_delay_ms;
 	bool jitter_after;		/* the jitter delays completions, not the member */
@@ -190,9 +194,10 @@ struct op;
 struct req {
 	struct req *next;
 	u64 extra;		/* jitter_after: the completion is seen this much later */
-	struct op *op;		/* NULL: background load */
+	struct op *op;		/* NULL: background load or the foreign tenant */
 	unsigned int member;
 	bool write;
+	bool foreign;		/* the foreign closed-loop tenant's: resubmitted at completion */
 	struct rs_load_tag tag;
 };
 
@@ -206,7 +211,13 @@ struct member {
 	/* time-weighted load, for the balance figures */
 	u64 last_t;
 	double area_queued, area_busy;
-	u64 served, served_fg;
+	u64 served, served_fg, served_foreign;
+	/* reads of this member's data: the read policy's decisions */
+	u64 rd_direct, rd_rebuilt, rd_probe;
+	double sum_cost_direct, sum_cost_recon;	/* over the decisions by cost, ns */
+	/* the load signals of this member, sampled at each adaptive decision */
+	u64 sig_n;
+	double sig_t_read, sig_queued, sig_interval;
 };
 
 static struct member mem[RS_MAX_DEVS];
@@ -513,6 +524,24 @@ static void op_done(struct op *op)
 
 static struct rs_load_snap snap;
 
+/* What the load signals said of every member at an adaptive decision. */
+static void sig_sample(const struct rs_load_snap *ls)
+{
+	unsigned int m;
+
+	if (!measuring)
+		return;
+	for (m = 0; m < ls->n; m++) {
+		const struct rs_member_snap *s = &ls->m[m];
+		struct member *mb = &mem[m];
+
+		mb->sig_n++;
+		mb->sig_t_read += s->t_read;
+		mb->sig_queued += s->reads + s->writes;
+		mb->sig_interval += s->interval;
+	}
+}
+
 static void op_plan_write(struct op *op)
 {
 	struct rs_stripe_shape *s = &op->shape;
@@ -523,6 +552,7 @@ static void op_plan_write(struct op *op)
 
 	if (cfg.policy == RS_POLICY_ADAPTIVE) {
 		rs_load_snapshot(&load, 0, &snap);
+		sig_sample(&snap);
 		ls = &snap;
 	}
 	op->mode = rs_plan_write(s, cfg.policy, ls, &c);
@@ -622,6 +652,8 @@ static void req_done(struct req *r)
 		mb->served++;
 		if (r->op)
 			mb->served_fg++;
+		else if (r->foreign)
+			mb->served_foreign++;
 	}
 	if (r->op && rs_load_done(&load, r->member, &r->tag))
 		stat_inc(ST_STALLS);
@@ -636,6 +668,12 @@ static void req_done(struct req *r)
 		} else {
 			op_put(op);
 		}
+	}
+	if (r->foreign && kshim_now_ns < t_end) {
+		/* closed loop: the tenant's next request at once */
+		r->write = rng_below(100) >= cfg.foreign_rpct[r->member];
+		mem_submit(r);
+		return;
 	}
 	free(r);
 }
@@ -704,6 +742,21 @@ static bool read_around(unsigned int member)
 	rs_plan_read(&snap, member, &cfg.tun, &c);
 	if (c.why == RS_WHY_PROBE)
 		stat_inc(ST_PROBES);
+	if (measuring) {
+		struct member *mb = &mem[member];
+
+		if (c.why == RS_WHY_PROBE)
+			mb->rd_probe++;
+		else if (c.reconstruct)
+			mb->rd_rebuilt++;
+		else
+			mb->rd_direct++;
+		if (c.why == RS_WHY_COST) {
+			mb->sum_cost_direct += c.cost_direct;
+			mb->sum_cost_recon += c.cost_recon;
+		}
+	}
+	sig_sample(&snap);
 	return c.reconstruct;
 }
 
@@ -759,6 +812,22 @@ static void background(unsigned int m)
 	mem_submit(r);
 }
 
+static void foreign_start(unsigned int m)
+{
+	unsigned int i;
+
+	for (i = 0; i < cfg.foreign_qd[m]; i++) {
+		struct req *r = calloc(1, sizeof(*r));
+
+		if (!r)
+			die("out of memory");
+		r->member = m;
+		r->foreign = true;
+		r->write = rng_below(100) >= cfg.foreign_rpct[m];
+		mem_submit(r);
+	}
+}
+
 static void stall_begin(unsigned int m)
 {
 	struct member *mb = &mem[m];
@@ -809,6 +878,7 @@ static void run(void)
 			ev_push(rng_exp_ns(1e9 / cfg.read_iops), EV_USER_READ, 0, NULL);
 	}
 	for (m = 0; m < cfg.n; m++) {
+		foreign_start(m);
 		if (cfg.bg[m] > 0)
 			ev_push(rng_exp_ns(1e9 / bg_rate(m)), EV_BG, m, NULL);
 		if (cfg.stall_ms[m] > 0)
@@ -921,10 +991,24 @@ static void report(void)
 			printf("%s\"%s\": %llu", i ? ", " : "", st_names[i],
 			       (unsigned long long)stats[i]);
 		printf("},\n  \"members\": [");
-		for (m = 0; m < cfg.n; m++)
-			printf("%s{\"util\": %.4f, \"mean_queued\": %.4f, \"ios_per_s\": %.1f}",
-			       m ? ", " : "", mem[m].area_busy / dur / cfg.qd, load_q[m],
-			       mem[m].served_fg / secs);
+		for (m = 0; m < cfg.n; m++) {
+			const struct member *mb = &mem[m];
+			double nd = mb->rd_direct + mb->rd_rebuilt, ns = mb->sig_n;
+
+			printf("%s{\"util\": %.4f, \"mean_queued\": %.4f, \"ios_per_s\": %.1f, "
+			       "\"foreign_ios_per_s\": %.1f, \"reads_direct\": %llu, "
+			       "\"reads_rebuilt\": %llu, \"reads_probed\": %llu, "
+			       "\"cost_direct_us\": %.1f, \"cost_recon_us\": %.1f, "
+			       "\"t_read_us\": %.1f, \"own_queued\": %.3f, \"arrivals_per_s\": %.1f}",
+			       m ? ", " : "", mb->area_busy / dur / cfg.qd, load_q[m],
+			       mb->served_fg / secs, mb->served_foreign / secs,
+			       (unsigned long long)mb->rd_direct, (unsigned long long)mb->rd_rebuilt,
+			       (unsigned long long)mb->rd_probe,
+			       nd ? mb->sum_cost_direct / nd / 1e3 : 0,
+			       nd ? mb->sum_cost_recon / nd / 1e3 : 0,
+			       ns ? mb->sig_t_read / ns / 1e3 : 0, ns ? mb->sig_queued / ns : 0,
+			       mb->sig_interval > 0 ? ns / (mb->sig_interval / 1e9) : 0);
+		}
 		printf("],\n");
 		print_lat("read", &lat_read, secs, true, false);
 		print_lat("write", &lat_write, secs, true, true);
@@ -997,6 +1081,24 @@ static unsigned int parse_member_arg(const char *arg, double *x, double *y, cons
 	return (unsigned int)m;
 }
 
+/* "m:qd[:readpct]" for --foreign */
+static unsigned int parse_foreign_arg(const char *arg)
+{
+	char *end;
+	unsigned long m = strtoul(arg, &end, 10), qd, pct = 100;
+
+	if (*end != ':' || m >= RS_MAX_DEVS)
+		die("--foreign: expected MEMBER:QD[:READ_PCT], not '%s'", arg);
+	qd = strtoul(end + 1, &end, 10);
+	if (*end == ':')
+		pct = strtoul(end + 1, &end, 10);
+	if (*end || !qd || qd > 4096 || pct > 100)
+		die("--foreign: expected MEMBER:QD[:READ_PCT], QD 1..4096, not '%s'", arg);
+	cfg.foreign_qd[m] = (unsigned int)qd;
+	cfg.foreign_rpct[m] = (unsigned int)pct;
+	return (unsigned int)m;
+}
+
 static void usage(FILE *f)
 {
 	fputs("usage: rainssd-sim [options]\n"
@@ -1024,6 +1126,8 @@ static void usage(FILE *f)
 	      "                      xor_ns, probe_ms, recon_load_pct), as the table line\n"
 	      "  --slow M:F          member M serves F times slower\n"
 	      "  --bg M:F            background load on member M, F of its capacity\n"
+	      "  --foreign M:Q[:R]   a foreign closed-loop tenant on member M keeping Q\n"
+	      "                      requests outstanding, R% of them reads (default 100)\n"
 	      "  --stall M:MS:PER    member M stalls MS ms every PER ms\n"
 	      "  --jitter-us J       add an exponential delay of mean J to each service\n"
 	      "  --jitter-file F     add a delay drawn from F, lines '<extra_us> <weight>'\n"
@@ -1049,6 +1153,7 @@ static void parse_args(int argc, char **argv)
 		{ "duration", 1, NULL, 'd' }, { "warmup", 1, NULL, 'W' },
 		{ "policy", 1, NULL, 'p' }, { "read-policy", 1, NULL, 'P' },
 		{ "tun", 1, NULL, 't' }, { "slow", 1, NULL, 's' }, { "bg", 1, NULL, 'g' },
+		{ "foreign", 1, NULL, 'f' },
 		{ "stall", 1, NULL, 'S' }, { "jitter-us", 1, NULL, 'j' },
 		{ "jitter-file", 1, NULL, 'F' }, { "jitter-after", 0, NULL, 'A' },
 		{ "rebuild-us", 1, NULL, 'B' },
@@ -1106,6 +1211,9 @@ static void parse_args(int argc, char **argv)
 			m = parse_member_arg(optarg, &x, NULL, "--bg");
 			cfg.bg[m] = x;
 			break;
+		case 'f':
+			m = parse_foreign_arg(optarg);
+			break;
 		case 'S':
 			m = parse_member_arg(optarg, &x, &y, "--stall");
 			cfg.stall_ms[m] = x;
@@ -1145,6 +1253,9 @@ static void parse_args(int argc, char **argv)
 			die("--lat-list: bad number at '%s'", list);
 		list = *end == ',' ? end + 1 : NULL;
 	}
+	for (m = cfg.n; m < RS_MAX_DEVS; m++)
+		if (cfg.foreign_qd[m])
+			die("--foreign: member %u out of range", m);
 	for (m = 0; m < cfg.n; m++) {
 		if (cfg.lat_us[m] <= 0)
 			die("member %u: the service time must be positive", m);

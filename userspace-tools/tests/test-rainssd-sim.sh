@@ -23,7 +23,8 @@ near() { python3 -c "import sys; a,b,t=map(float,sys.argv[1:]); sys.exit(0 if ab
 check "help exits 0" bash -c "\"$sim\" --help >/dev/null"
 for args in "--bogus" "--policy nosuch" "--read-policy nosuch" "--members 2" "--chunk-kb 3" \
 	"--tun nosuch=1" "--tun ewma_weight" "--stall 1:40" "--stall 1:400:40" "--bg x:1" \
-	"--lat-list 1,abc" "--rwmix 101" "--duration 0" "extra-arg"; do
+	"--lat-list 1,abc" "--rwmix 101" "--duration 0" "extra-arg" "--foreign 2" "--foreign 2:0" \
+	"--foreign 2:4:101" "--foreign 7:4" "--foreign 2:4x"; do
 	# shellcheck disable=SC2086
 	out=$("$sim" $args --duration 1 2>&1); rc=$?
 	[ "$args" = "--duration 0" ] && { out=$("$sim" --duration 0 2>&1); rc=$?; }
@@ -134,6 +135,22 @@ check "rebuilt reads relieve the slow member" \
 out=$("$sim" --write-iops 0 --read-iops 300 --stall 2:40:400 --duration 60 --json)
 check "a 40 ms stall shows in the direct reads' maximum" le 40 "$(field "$out" "d['read']['max_ms']")"
 check "stalls are seen by the load signals" lt 0 "$(field "$out" "d['counters']['stalls_seen']")"
+
+# --- a foreign closed-loop tenant (--foreign M:Q): another user of member
+# 2's channel keeping Q requests outstanding, outside the target's numbers.
+# 4 members of 1 ms serving 4 requests at once: the tenant alone takes all
+# 4000 requests/s of member 2. ---
+f4="--members 4 --lat-us 1000 --qd 4"
+out=$("$sim" $f4 --write-iops 0 --foreign 2:16 --duration 20 --json)
+check "foreign QD16 saturates its member (util 1)" near "$(field "$out" "d['members'][2]['util']")" 1 0.001
+check "foreign QD16: 4000 requests/s" near "$(field "$out" "d['members'][2]['foreign_ios_per_s']")" 4000 0.01
+check "foreign QD16: nothing on the others" test "$(field "$out" "d['members'][1]['util']")" = 0.0
+# QD1 direct reads: a read of member 2 waits for 13 of the tenant's 16
+# requests to end (3.25 ms) and is served in 1 ms; the others take 1 ms:
+# mean (3 * 1 + 4.25) / 4 = 1.8125 ms.
+out=$("$sim" $f4 --iodepth 1 --rwmix 100 --write-iops 0 --foreign 2:16 --duration 100 --json)
+check "foreign QD16: direct QD1 reads wait behind it (mean 1.81 ms)" \
+	near "$(field "$out" "d['read']['mean_ms']")" 1.8125 0.02
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
