@@ -122,6 +122,7 @@ static unsigned long rs_bm_io(struct rs_bitmap *b, unsigned int k, bool write, u
 		if (!rs->dev[m] || rs_member_dead(rs, m))
 			continue;
 		where.bdev = rs->dev[m]->bdev;
+		rs_load_own_io(&rs->load, m, where.count);
 		atomic_inc(&b->inflight);
 		if (WARN_ON_ONCE(dm_io(&req, 1, &where, NULL, IOPRIO_DEFAULT))) {
 			b->wr[m].error = 1;

@@ -7,6 +7,7 @@
 #define RAINSSD_COMPAT_H
 
 #include <linux/blkdev.h>
+#include <linux/part_stat.h>
 #include <linux/version.h>
 
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 0)
@@ -27,6 +28,32 @@ static inline void rs_limits_set_max_io(struct queue_limits *lim, unsigned int s
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
 	lim->max_user_sectors = sectors;
 #endif
+}
+
+/*
+ * The I/O statistics of the disk @bdev is on (all its partitions'): reads,
+ * writes and discards completed, their sectors and their summed latency in
+ * ns, as /proc/diskstats counts them; each CPU's counters read once,
+ * without a lock (as part_stat_read() does). bdev_whole() and bd_stats are
+ * the same on 6.1 and 6.12; the latency is in ns on both (nsecs[]).
+ */
+static inline void rs_bdev_io_stat(struct block_device *bdev, u64 *ios, u64 *sectors, u64 *ns)
+{
+	struct block_device *whole = bdev_whole(bdev);
+	int cpu, g;
+
+	*ios = 0;
+	*sectors = 0;
+	*ns = 0;
+	for_each_possible_cpu(cpu) {
+		struct disk_stats *ds = per_cpu_ptr(whole->bd_stats, cpu);
+
+		for (g = STAT_READ; g <= STAT_DISCARD; g++) {
+			*ios += READ_ONCE(ds->ios[g]);
+			*sectors += READ_ONCE(ds->sectors[g]);
+			*ns += READ_ONCE(ds->nsecs[g]);
+		}
+	}
 }
 
 #endif

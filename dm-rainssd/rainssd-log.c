@@ -177,6 +177,7 @@ static void rs_log_submit(struct rs_log *log, struct rs_log_slot *s, struct rs_o
 			       min_t(unsigned int, bytes - i * PAGE_SIZE, PAGE_SIZE), 0);
 	bio->bi_private = s;
 	bio->bi_end_io = rs_log_endio;
+	rs_load_own_io(&rs->load, u->parity, bio_sectors(bio));
 	submit_bio_noacct(bio);
 }
 
@@ -301,8 +302,10 @@ static int rs_log_rw(struct rainssd *rs, struct dm_io_client *io, unsigned int m
 		.client = io,
 	};
 	unsigned long error = 0;
-	int r = dm_io(&req, 1, &where, &error, IOPRIO_DEFAULT);
+	int r;
 
+	rs_load_own_io(&rs->load, m, where.count);
+	r = dm_io(&req, 1, &where, &error, IOPRIO_DEFAULT);
 	return r ? r : (error ? -EIO : 0);
 }
 

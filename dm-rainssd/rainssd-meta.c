@@ -58,6 +58,7 @@ static int rs_meta_io(struct rainssd *rs, struct dm_io_client *io, unsigned int 
 	unsigned long error = 0;
 	int r;
 
+	rs_load_own_io(&rs->load, m, sectors);
 	r = dm_io(&req, 1, &where, fn ? NULL : &error, IOPRIO_DEFAULT);
 	return r ? r : (error ? -EIO : 0);
 }

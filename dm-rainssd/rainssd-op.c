@@ -533,7 +533,8 @@ static void rs_batch_submit(struct rs_op *op)
 			op->batch.tail = best_prev;
 		best->bi_next = NULL;
 		mb = container_of(best, struct rs_mbio, bio);
-		rs_load_issue(&rs->load, mb->member, op_is_write(bio_op(best)), &mb->tag);
+		rs_load_issue(&rs->load, mb->member, op_is_write(bio_op(best)), bio_sectors(best),
+			      &mb->tag);
 		submit_bio_noacct(best);
 	}
 	if (atomic_dec_and_test(&op->pending)) {

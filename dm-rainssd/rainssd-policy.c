@@ -63,10 +63,21 @@ void rs_tunables_default(struct rs_tunables *t)
 	t->recon_load_pct = RS_DEF_RECON_LOAD_PCT;
 }
 
-/* Time until a request queued now on @m could start: Eq. 1 of TODAES'22. */
+/* The others' queue on @m priced as reads: t_R * F. At most 2^32 * 2^14. */
+static u64 rs_foreign_wait(const struct rs_member_snap *m)
+{
+	return ((u64)m->t_read * m->foreign) >> RS_OCC_SHIFT;
+}
+
+/*
+ * Time until a request queued now on @m could start: Eq. 1 of TODAES'22,
+ * with the others' requests on the member's device queued before it as the
+ * target's own are. At most 3 * 2^46 + 2^32 < 2^48.
+ */
 static u64 rs_member_wait(const struct rs_member_snap *m)
 {
-	return (u64)m->t_read * m->reads + (u64)m->t_write * m->writes + m->t_stall;
+	return (u64)m->t_read * m->reads + (u64)m->t_write * m->writes + rs_foreign_wait(m) +
+	       m->t_stall;
 }
 
 /*
@@ -198,16 +209,18 @@ enum rs_write_mode rs_plan_write(const struct rs_stripe_shape *s, enum rs_policy
 
 /*
  * t_rd * f * T_wait: the delay a read queued on @m adds to the requests that
- * arrive while it waits (TODAES'22 Eq. 2 and the second half of Eq. 3).
- * At most 2^47 * 2^14 >> 10 = 2^51, so 32 of them still fit in u64.
+ * arrive while it waits (TODAES'22 Eq. 2 and the second half of Eq. 3),
+ * the others' as well as the target's.
+ * At most 2^48 * 2^14 >> 10 = 2^52, so 32 of them still fit in u64.
  */
 static u64 rs_arrival_delay(const struct rs_member_snap *m)
 {
+	u32 interval = rs_interval_merge(m->interval, m->foreign_interval);
 	u64 util;
 
-	if (!m->interval)
+	if (!interval)
 		return 0;
-	util = min_t(u64, ((u64)m->t_read << RS_UTIL_SHIFT) / m->interval, RS_UTIL_MAX);
+	util = min_t(u64, ((u64)m->t_read << RS_UTIL_SHIFT) / interval, RS_UTIL_MAX);
 	return (rs_member_wait(m) * util) >> RS_UTIL_SHIFT;
 }
 
@@ -268,10 +281,11 @@ u64 rs_cost_read_recon(const struct rs_load_snap *ls, unsigned int target,
 
 		if (i == target)
 			continue;
-		delay += (u64)m->t_read * (m->reads + m->writes) + rs_arrival_delay(m);
+		delay += (u64)m->t_read * (m->reads + m->writes) + rs_foreign_wait(m) +
+			 rs_arrival_delay(m);
 		slowest = max(slowest, rs_member_wait(m) + m->t_read);
 	}
-	/* delay < 31 * 2^52 < 2^57: weighting it needs mul_u64_u32_div. */
+	/* delay < 31 * (2^52 + 2^47) < 2^57: weighting it needs mul_u64_u32_div. */
 	return rs_t_xor(ls, t) + slowest + mul_u64_u32_div(delay, t->recon_load_pct, 100);
 }
 
@@ -279,8 +293,9 @@ u64 rs_cost_read_recon(const struct rs_load_snap *ls, unsigned int target,
  * Whether a read of @target's chunk should be rebuilt from the other members
  * (true) or read directly. Direct when any member is dead (nothing to rebuild
  * from), when a member has no estimates yet, when @target has not been read
- * for probe_ms (so its estimates do not go stale while it is bypassed), and
- * when T_A <= T_B.
+ * for probe_ms (so its estimates do not go stale while it is bypassed),
+ * unless its device statistics show it busy with others' I/O now (they keep
+ * its estimates current), and when T_A <= T_B.
  */
 bool rs_plan_read(const struct rs_load_snap *ls, unsigned int target,
 		  const struct rs_tunables *t, struct rs_read_choice *c)
@@ -305,7 +320,8 @@ bool rs_plan_read(const struct rs_load_snap *ls, unsigned int target,
 			return false;
 		}
 	}
-	if (t->probe_ms && ls->m[target].read_age >= (u64)t->probe_ms * NSEC_PER_MSEC) {
+	if (t->probe_ms && !ls->m[target].watched &&
+	    ls->m[target].read_age >= (u64)t->probe_ms * NSEC_PER_MSEC) {
 		c->why = RS_WHY_PROBE;
 		return false;
 	}
@@ -314,4 +330,84 @@ bool rs_plan_read(const struct rs_load_snap *ls, unsigned int target,
 	c->cost_recon = rs_cost_read_recon(ls, target, t);
 	c->reconstruct = c->cost_recon < c->cost_direct;
 	return c->reconstruct;
+}
+
+/* Readings further apart than this (about 18 minutes) are not compared. */
+#define RS_DEVSTAT_MAX_GAP	BIT_ULL(40)
+
+/*
+ * What the others did on a member between two readings of its device's I/O
+ * statistics (@prev, @cur).
+ *
+ * Whether anyone else was there at all is decided by the sectors, which
+ * merging or splitting the target's requests does not change: the device's
+ * sectors less the target's own, a running difference, must pass its
+ * highest value so far, @base (kept by the caller, set from the first
+ * reading). The target counts a completion a little after the device does
+ * and its metadata writes when it sends them, so the difference wobbles
+ * both ways around the others' share; only new highs count, so the wobble
+ * adds up to at most one in-flight window over any length of time instead
+ * of its positive half at every reading.
+ *
+ * When it passes, the others' completions are the device's less the
+ * target's (at least one, at most all), and by Little's law the device held
+ * ns / dt requests on average, theirs by their share of the completions:
+ *
+ *   F = (ios_dev - ios_own) / ios_dev * ns_dev / dt,  interval = dt / their ios
+ *
+ * F is their queue as the device accounts it, in service or waiting (a
+ * request waiting for a tag is not yet on the device). svc is the device's
+ * time per completion: min(ns, dt) / ios, its busy time per completion
+ * while it was busy, the mean latency while it was not.
+ *
+ * False (and @f zero) when the readings cannot be compared: out of order,
+ * too far apart, or a counter that went back. @f is zero but svc when
+ * nobody else was seen.
+ */
+bool rs_foreign_estimate(const struct rs_devstat *prev, const struct rs_devstat *cur,
+			 s64 *base, struct rs_foreign *f)
+{
+	u64 dt, ios, ns, own, fios, q, occ;
+	s64 diff;
+
+	memset(f, 0, sizeof(*f));
+	if (cur->t <= prev->t || cur->t - prev->t > RS_DEVSTAT_MAX_GAP ||
+	    cur->ios < prev->ios || cur->sectors < prev->sectors || cur->ns < prev->ns ||
+	    cur->own_ios < prev->own_ios || cur->own_sectors < prev->own_sectors)
+		return false;
+	dt = cur->t - prev->t;
+	ios = cur->ios - prev->ios;
+	ns = cur->ns - prev->ns;
+	if (ios)
+		f->svc = min_t(u64, div64_u64(min(ns, dt), ios), U32_MAX);
+	diff = (s64)(cur->sectors - cur->own_sectors);
+	if (diff <= *base || !ios)
+		return true;
+	*base = diff;
+	own = cur->own_ios - prev->own_ios;
+	fios = ios > own ? ios - own : 1;
+	f->ios = min_t(u64, fios, U32_MAX);
+	f->interval = max_t(u64, min_t(u64, div64_u64(dt, fios), U32_MAX), 1);
+	/* The device's occupancy ns / dt in 1/1024, without overflow (dt < 2^40). */
+	q = div64_u64(ns, dt);
+	if (q > RS_OCC_MAX >> RS_OCC_SHIFT)
+		occ = RS_OCC_MAX;
+	else
+		occ = (q << RS_OCC_SHIFT) + div64_u64((ns - q * dt) << RS_OCC_SHIFT, dt);
+	/* Their share: occ < 2^24, fios <= ios < 2^40 keeps the product in u64. */
+	if (fios < BIT_ULL(40))
+		occ = div64_u64(min_t(u64, occ, RS_OCC_MAX) * fios, ios);
+	f->occ = min_t(u64, occ, RS_OCC_MAX);
+	return true;
+}
+
+/*
+ * The mean time between arrivals of two streams with mean times between
+ * arrivals @a and @b (0: no arrivals known): 1 / (1/a + 1/b).
+ */
+u32 rs_interval_merge(u32 a, u32 b)
+{
+	if (!a || !b)
+		return a ? a : b;
+	return max_t(u64, div64_u64((u64)a * b, (u64)a + b), 1);
 }

@@ -15,6 +15,7 @@
 #ifndef RAINSSD_POLICY_H
 #define RAINSSD_POLICY_H
 
+#include <linux/bits.h>
 #include <linux/types.h>
 
 #include "rainssd-shape.h"
@@ -39,13 +40,23 @@ enum rs_read_policy {
 	RS_NR_READ_POLICIES,
 };
 
+/* Foreign occupancy is counted in 1/1024 of a request. */
+#define RS_OCC_SHIFT		10
+#define RS_OCC_ONE		BIT(RS_OCC_SHIFT)
+/* At most 16383 requests, as the queues of struct rs_member_snap. */
+#define RS_OCC_MAX		((16384U << RS_OCC_SHIFT) - 1)
+
 /*
  * One member's load as the policy sees it. Times are in nanoseconds; t_read
  * and t_write are the member's per-request service time estimates (the
- * papers' t_R and t_W, calibrated from completions, so that load the target
- * did not cause shows up in them); reads and writes are the requests the
- * target has in flight on it (R_i and W_i), at most 16383 each so that the
- * costs cannot overflow.
+ * papers' t_R and t_W, calibrated from completions); reads and writes are
+ * the requests the target has in flight on it (R_i and W_i), at most 16383
+ * each so that the costs cannot overflow. foreign is the load others keep on
+ * the member's device, as a queue of requests (in 1/1024, at most 16383),
+ * from its I/O statistics; requests queued there wait for it as for the
+ * target's own. Where the statistics cannot see the other users (they reach
+ * the device through another one) it is 0, and their load shows up only in
+ * the service times.
  */
 struct rs_member_snap {
 	u32 reads;
@@ -54,9 +65,35 @@ struct rs_member_snap {
 	u32 t_write;
 	u32 t_stall;		/* expected remaining stall (T_GC), 0 when none */
 	u32 interval;		/* mean time between arrivals (1 / f_i), 0 unknown */
+	u32 foreign;		/* foreign occupancy, requests << RS_OCC_SHIFT */
+	u32 foreign_interval;	/* mean time between their completions, 0 none */
 	u64 read_age;		/* time since the target last read from it */
 	bool warm;		/* enough completions seen to trust the estimates */
+	bool watched;		/* its statistics show others' I/O now: no probe needed */
 	bool dead;
+};
+
+/*
+ * A reading of a member device's I/O statistics: the reads, writes and
+ * discards that completed on it, everyone's, their sectors and their
+ * summed latency; with the target's own share of them (its completions on
+ * the member, data and metadata, and their sectors), running totals all.
+ */
+struct rs_devstat {
+	u64 t;			/* when read, ns */
+	u64 ios;
+	u64 sectors;
+	u64 ns;
+	u64 own_ios;
+	u64 own_sectors;
+};
+
+/* What two readings say of the others' load on the member between them. */
+struct rs_foreign {
+	u32 occ;		/* their requests on it on average, << RS_OCC_SHIFT */
+	u32 interval;		/* mean time between their completions, 0 none */
+	u32 svc;		/* the device's time per completion, 0 none */
+	u32 ios;		/* their completions */
 };
 
 struct rs_load_snap {
@@ -127,5 +164,9 @@ u64 rs_cost_read_recon(const struct rs_load_snap *ls, unsigned int target,
 		       const struct rs_tunables *t);
 bool rs_plan_read(const struct rs_load_snap *ls, unsigned int target,
 		  const struct rs_tunables *t, struct rs_read_choice *c);
+
+bool rs_foreign_estimate(const struct rs_devstat *prev, const struct rs_devstat *cur,
+			 s64 *base, struct rs_foreign *f);
+u32 rs_interval_merge(u32 a, u32 b);
 
 #endif

@@ -89,7 +89,8 @@ static unsigned int rs_us(u64 ns)
  * frozen; read_errors and repaired have one number per member, joined by
  * colons: corrected read errors, and blocks rewritten. Each member word is
  *   <reads_in_flight>:<writes_in_flight>:<t_read_us>:<t_write_us>:
- *   <arrivals_per_s>:<stall_ms>:<prereads>:<reconstruct_reads>:<bypassed>:<stalls>
+ *   <arrivals_per_s>:<stall_ms>:<prereads>:<reconstruct_reads>:<bypassed>:<stalls>:
+ *   <foreign_x100>:<foreign_per_s>
  */
 void rs_status_info(struct rainssd *rs, char *result, unsigned int maxlen)
 {
@@ -117,12 +118,14 @@ void rs_status_info(struct rainssd *rs, char *result, unsigned int maxlen)
 	for (i = 0; i < n; i++) {
 		const struct rs_member_snap *m = &snap->m[i];
 
-		DMEMIT(" %u:%u:%u:%u:%llu:%u:%llu:%llu:%llu:%llu", m->reads, m->writes,
+		DMEMIT(" %u:%u:%u:%u:%llu:%u:%llu:%llu:%llu:%llu:%u:%u", m->reads, m->writes,
 		       rs_us(m->t_read), rs_us(m->t_write),
 		       m->interval ? div_u64(NSEC_PER_SEC, m->interval) : 0ULL,
 		       rs_us(m->t_stall) / (unsigned int)USEC_PER_MSEC,
 		       st->m[i][RS_MSTAT_PREREADS], st->m[i][RS_MSTAT_RECON_READS],
-		       st->m[i][RS_MSTAT_BYPASSED], st->m[i][RS_MSTAT_STALLS]);
+		       st->m[i][RS_MSTAT_BYPASSED], st->m[i][RS_MSTAT_STALLS],
+		       (u32)((m->foreign * 100ULL + RS_OCC_ONE / 2) >> RS_OCC_SHIFT),
+		       m->foreign_interval ? (u32)(NSEC_PER_SEC / m->foreign_interval) : 0U);
 	}
 	put_cpu_ptr(rs->snap);
 	rs_op_cache_usage(rs, &used, &peak);

@@ -202,6 +202,49 @@ out:
 }
 
 /*
+ * The load signals' reading of member @m's disk statistics (everyone's I/O
+ * on its disk, rainssd-load.h); none for a missing member.
+ */
+static bool rs_member_devstat(void *ctx, unsigned int m, struct rs_devcount *c)
+{
+	struct rainssd *rs = ctx;
+
+	if (!rs->dev[m])
+		return false;
+	rs_bdev_io_stat(rs->dev[m]->bdev, &c->ios, &c->sectors, &c->ns);
+	return true;
+}
+
+static void rs_devstat_kick(void *ctx)
+{
+	struct rainssd *rs = ctx;
+
+	queue_work(rs->wq, &rs->devstat_work);
+}
+
+static void rs_devstat_work(struct work_struct *work)
+{
+	struct rainssd *rs = container_of(work, struct rainssd, devstat_work);
+
+	rs_load_devstat_read(&rs->load);
+}
+
+/* Read the members' disk statistics, once per disk (members may share one). */
+static void rs_load_devstat_setup(struct rainssd *rs)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < rs->geom.n; i++) {
+		for (j = 0; j < i; j++)
+			if (rs->dev[i] && rs->dev[j] &&
+			    rs->dev[j]->bdev->bd_disk == rs->dev[i]->bdev->bd_disk)
+				break;
+		rs_load_set_disk(&rs->load, i, j);
+	}
+	rs_load_set_devstat(&rs->load, rs_member_devstat, rs_devstat_kick, rs);
+}
+
+/*
  * Construct a rainssd target.
  *
  * <chunk_sectors> <#devs> <dev_0> ... <dev_N-1> [<#opt_args> <opt_args>...]
@@ -260,6 +303,13 @@ static int rs_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		r = -EINVAL;
 		goto bad;
 	}
+	/* Before the superblocks are read: their I/O is counted as the target's own. */
+	r = -ENOMEM;
+	rs->snap = alloc_percpu(struct rs_load_snap);
+	if (!rs->snap || rs_load_init(&rs->load, n, &rs->tun)) {
+		ti->error = "Cannot allocate the load signals";
+		goto bad;
+	}
 	r = rs_assemble_members(rs);
 	if (r)
 		goto bad;
@@ -270,17 +320,14 @@ static int rs_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	}
 	r = -ENOMEM;
-	rs->snap = alloc_percpu(struct rs_load_snap);
-	if (!rs->snap || rs_load_init(&rs->load, n, &rs->tun)) {
-		ti->error = "Cannot allocate the load signals";
-		goto bad;
-	}
 	rs->wq = alloc_workqueue("rainssd", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
 	if (!rs->wq) {
 		ti->error = "Cannot allocate the workqueue";
 		goto bad;
 	}
 	INIT_WORK(&rs->event_work, rs_event_work);
+	INIT_WORK(&rs->devstat_work, rs_devstat_work);
+	rs_load_devstat_setup(rs);
 	r = rs_op_init(rs, rs_r5_feed);
 	if (r) {
 		ti->error = "Cannot allocate the operation layer (stripe locks, reserve, biosets)";
@@ -389,7 +436,7 @@ static int rs_map_read(struct rainssd *rs, struct rs_bio *rb, struct bio *bio)
 		return DM_MAPIO_SUBMITTED;
 	}
 	rb->kind = RS_BIO_DIRECT;
-	rs_load_issue(&rs->load, loc.member, false, &rb->tag);
+	rs_load_issue(&rs->load, loc.member, false, bio_sectors(bio), &rb->tag);
 	bio_set_dev(bio, rs->dev[loc.member]->bdev);
 	bio->bi_iter.bi_sector = loc.msector;
 	return DM_MAPIO_REMAPPED;
@@ -628,7 +675,7 @@ static void rs_postsuspend(struct dm_target *ti)
 
 static struct target_type rainssd_target = {
 	.name = "rainssd",
-	.version = {1, 5, 0},
+	.version = {1, 6, 0},
 	.module = THIS_MODULE,
 	.ctr = rs_ctr,
 	.dtr = rs_dtr,

@@ -70,7 +70,7 @@
 #include "rainssd-shape.h"
 
 #define DM_MSG_PREFIX "rainssd"
-#define RS_VERSION_STR "1.5.0"
+#define RS_VERSION_STR "1.6.0"
 
 /* md's defaults: speed_limit_min and _max (KiB/s per member), max_corr_read_errors. */
 #define RS_DEF_MIN_RECOVERY_RATE	1000
@@ -171,6 +171,7 @@ struct rainssd {
 	struct rs_oplayer *ol;		/* the operation layer's state (rainssd-op.c) */
 	struct workqueue_struct *wq;	/* stripe operations, deferred bios, events */
 	struct work_struct event_work;
+	struct work_struct devstat_work;	/* reads the members' disk statistics */
 };
 
 /*

@@ -5,6 +5,7 @@
  * cost of a rebuilt read.
  */
 #include <kunit/test.h>
+#include <linux/math.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 
@@ -33,7 +34,7 @@ static bool load_complete(struct rs_load *l, unsigned int m, bool write, u64 ago
 {
 	struct rs_load_tag tag;
 
-	rs_load_issue(l, m, write, &tag);
+	rs_load_issue(l, m, write, 8, &tag);
 	tag.start = ktime_get_ns() - ago_ns;
 	return rs_load_done(l, m, &tag);
 }
@@ -53,9 +54,9 @@ static void rs_load_counts_and_estimates(struct kunit *test)
 
 	/* In-flight counts, and the requests ahead recorded at issue. */
 	for (i = 0; i < 3; i++)
-		rs_load_issue(l, 1, false, &tags[i]);
-	rs_load_issue(l, 1, true, &tags[3]);
-	rs_load_issue(l, 2, true, &tags[4]);
+		rs_load_issue(l, 1, false, 8, &tags[i]);
+	rs_load_issue(l, 1, true, 8, &tags[3]);
+	rs_load_issue(l, 2, true, 8, &tags[4]);
 	KUNIT_EXPECT_EQ(test, tags[0].ahead, 0U);
 	KUNIT_EXPECT_EQ(test, tags[2].ahead, 2U);
 	KUNIT_EXPECT_EQ(test, tags[3].ahead, 3U);
@@ -107,7 +108,7 @@ static void rs_load_stalls(struct kunit *test)
 	before = ls->m[0].t_read;
 
 	/* A request in flight and nothing completed for 500 ms: stalled. */
-	rs_load_issue(l, 0, false, &tag);
+	rs_load_issue(l, 0, false, 8, &tag);
 	atomic64_set(&l->m[0].progress, ktime_get_ns() - 500 * NSEC_PER_MSEC);
 	rs_load_snapshot(l, 0, ls);
 	KUNIT_EXPECT_GE(test, ls->m[0].t_stall, 500U * NSEC_PER_MSEC);
@@ -126,7 +127,7 @@ static void rs_load_stalls(struct kunit *test)
 	 * The next stall is expected to last about as long as the last one:
 	 * 100 ms into it, about 400 ms remain (the clock adds a little to both).
 	 */
-	rs_load_issue(l, 0, true, &tag);
+	rs_load_issue(l, 0, true, 8, &tag);
 	atomic64_set(&l->m[0].progress, ktime_get_ns() - 100 * NSEC_PER_MSEC);
 	rs_load_snapshot(l, 0, ls);
 	KUNIT_EXPECT_GE(test, ls->m[0].t_stall, 350U * NSEC_PER_MSEC);
@@ -135,7 +136,7 @@ static void rs_load_stalls(struct kunit *test)
 
 	/* stall_factor 0 turns detection off. */
 	t.stall_factor = 0;
-	rs_load_issue(l, 0, false, &tag);
+	rs_load_issue(l, 0, false, 8, &tag);
 	atomic64_set(&l->m[0].progress, ktime_get_ns() - 500 * NSEC_PER_MSEC);
 	rs_load_snapshot(l, 0, ls);
 	KUNIT_EXPECT_EQ(test, ls->m[0].t_stall, 0U);
@@ -156,7 +157,7 @@ static void rs_load_arrival_rate(struct kunit *test)
 	/* Pretend the window began 40 ms ago: 4 arrivals in 40 ms, 10 ms apart. */
 	atomic64_set(&l->m[0].win_start, ktime_get_ns() - 40 * NSEC_PER_MSEC);
 	for (i = 0; i < 4; i++) {
-		rs_load_issue(l, 0, false, &tag);
+		rs_load_issue(l, 0, false, 8, &tag);
 		rs_load_done(l, 0, &tag);
 	}
 	rs_load_snapshot(l, 0, ls);
@@ -170,7 +171,7 @@ static void rs_load_arrival_rate(struct kunit *test)
 	atomic64_set(&l->m[2].last_read, ktime_get_ns() - 300 * NSEC_PER_MSEC);
 	rs_load_snapshot(l, 0, ls);
 	KUNIT_EXPECT_GE(test, ls->m[2].read_age, 300ULL * NSEC_PER_MSEC);
-	rs_load_issue(l, 2, false, &tag);
+	rs_load_issue(l, 2, false, 8, &tag);
 	rs_load_snapshot(l, 0, ls);
 	KUNIT_EXPECT_LT(test, ls->m[2].read_age, 300ULL * NSEC_PER_MSEC);
 	rs_load_done(l, 2, &tag);
@@ -202,11 +203,256 @@ static void rs_load_rebuild_cost(struct kunit *test)
 	KUNIT_EXPECT_LE(test, ls->t_rebuild, prev + 3 * prev / t.ewma_weight);
 }
 
+/* Member devices' statistics as the test sets them. */
+struct fake_devstat {
+	struct rs_devcount c[4];
+	bool none;
+	unsigned int kicks;
+};
+
+static bool fake_devstat(void *ctx, unsigned int m, struct rs_devcount *c)
+{
+	struct fake_devstat *fd = ctx;
+
+	*c = fd->c[m];
+	return !fd->none;
+}
+
+/* The target's kick: counted; the test reads the statistics itself. */
+static void fake_kick(void *ctx)
+{
+	struct fake_devstat *fd = ctx;
+
+	fd->kicks++;
+}
+
+/*
+ * Read the statistics now, as the target's work item would, as if the last
+ * reading of every disk had been @ago_ns ago.
+ */
+static void devstat_read(struct rs_load *l, u64 ago_ns)
+{
+	unsigned int i;
+
+	for (i = 0; i < l->n; i++)
+		l->m[i].stat_prev.t = ktime_get_ns() - ago_ns;
+	set_bit(0, &l->stat_busy);
+	rs_load_devstat_read(l);
+}
+
+/* Another user completes @ios requests of 8 sectors on member @m's device, @ns in all. */
+static void devstat_others(struct fake_devstat *fd, unsigned int m, u64 ios, u64 ns)
+{
+	fd->c[m].ios += ios;
+	fd->c[m].sectors += 8 * ios;
+	fd->c[m].ns += ns;
+}
+
+/*
+ * The others' load from the device statistics: another user keeps 16
+ * requests on member 1's device, completing 8000 a second.
+ */
+static void rs_load_foreign(struct kunit *test)
+{
+	struct rs_load_snap *ls = rs_kunit_snap_new(test);
+	struct fake_devstat *fd = kunit_kzalloc(test, sizeof(*fd), GFP_KERNEL);
+	struct rs_tunables t;
+	struct rs_load *l = load_new(test, 3, &t);
+	struct rs_load_tag tag;
+	unsigned int i;
+	u32 before;
+
+	KUNIT_ASSERT_NOT_NULL(test, fd);
+	rs_load_set_devstat(l, fake_devstat, fake_kick, fd);
+	/* Member 1 read 16 times by the target: warm, 1 ms a read. */
+	for (i = 0; i < t.ewma_weight; i++)
+		load_complete(l, 1, false, NSEC_PER_MSEC);
+	/* The first request asked for a reading, and no other until it ran. */
+	KUNIT_EXPECT_EQ(test, fd->kicks, 1U);
+	load_complete(l, 0, false, NSEC_PER_MSEC);
+	KUNIT_EXPECT_EQ(test, fd->kicks, 1U);
+	/* The first reading only remembers the counters: earlier I/O is nobody's. */
+	devstat_others(fd, 1, 5000, 100ULL * NSEC_PER_SEC);
+	devstat_read(l, 4 * NSEC_PER_MSEC);
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_EQ(test, ls->m[1].foreign, 0U);
+	KUNIT_EXPECT_FALSE(test, ls->m[1].watched);
+	/* The reading let the next one be asked for. */
+	atomic64_set(&l->stat_next, 0);
+	load_complete(l, 0, false, NSEC_PER_MSEC);
+	KUNIT_EXPECT_EQ(test, fd->kicks, 2U);
+
+	/*
+	 * 2 s later (a stale reading: the new value is taken as it is): the
+	 * others completed 16000 requests of 8 sectors on member 1, their
+	 * latencies summing to 32 s. 16 requests on average, one every 125 us.
+	 */
+	devstat_others(fd, 1, 16000, 32ULL * NSEC_PER_SEC);
+	devstat_read(l, 2 * NSEC_PER_SEC);
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_GE(test, ls->m[1].foreign, 16U * RS_OCC_ONE - RS_OCC_ONE / 16);
+	KUNIT_EXPECT_LE(test, ls->m[1].foreign, 16U * RS_OCC_ONE);
+	KUNIT_EXPECT_GE(test, ls->m[1].foreign_interval, 125U * US);
+	KUNIT_EXPECT_LE(test, ls->m[1].foreign_interval, 126U * US);
+	KUNIT_EXPECT_TRUE(test, ls->m[1].watched);
+	KUNIT_EXPECT_EQ(test, ls->m[0].foreign + ls->m[2].foreign, 0U);
+	/*
+	 * Not read by the target since: the device's time per completion,
+	 * 2 s / 16000 = 125 us, is a read sample; the 1 ms estimate moves
+	 * toward it.
+	 */
+	KUNIT_EXPECT_LT(test, ls->m[1].t_read, (u32)NSEC_PER_MSEC);
+
+	/* A request of the target's now has the others' 16 before it. */
+	rs_load_issue(l, 1, false, 8, &tag);
+	KUNIT_EXPECT_EQ(test, tag.ahead, 16U);
+	before = ls->m[1].t_read;
+	/* 17 requests' worth of latency: the sample is one request's. */
+	tag.start = ktime_get_ns() - 17 * before;
+	KUNIT_EXPECT_FALSE(test, rs_load_done(l, 1, &tag));
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_LT(test, ls->m[1].t_read, before + before / 8);
+
+	/*
+	 * The others stop: their queue and their rate decay to none (the
+	 * averages step at least 1 toward the sample, so they get there).
+	 */
+	for (i = 0; i < 12 * RS_FOREIGN_WEIGHT; i++)
+		devstat_read(l, 4 * NSEC_PER_MSEC);
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_EQ(test, ls->m[1].foreign, 0U);
+	KUNIT_EXPECT_EQ(test, ls->m[1].foreign_interval, 0U);
+	KUNIT_EXPECT_EQ(test, atomic_read(&l->m[1].foreign_rate), 0);
+	KUNIT_EXPECT_FALSE(test, ls->m[1].watched);
+
+	/* Statistics that cannot be read: none. */
+	fd->none = true;
+	atomic_set(&l->m[1].foreign, 16 * RS_OCC_ONE);
+	devstat_read(l, 4 * NSEC_PER_MSEC);
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_EQ(test, ls->m[1].foreign, 0U);
+}
+
+/*
+ * Two members on one disk (partitions): the disk is read once, for the
+ * first, and the target's I/O to both is its own. Another user there is
+ * seen on both.
+ */
+static void rs_load_foreign_shared_disk(struct kunit *test)
+{
+	struct rs_load_snap *ls = rs_kunit_snap_new(test);
+	struct fake_devstat *fd = kunit_kzalloc(test, sizeof(*fd), GFP_KERNEL);
+	struct rs_tunables t;
+	struct rs_load *l = load_new(test, 3, &t);
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, fd);
+	rs_load_set_disk(l, 2, 0);		/* members 0 and 2: one disk */
+	rs_load_set_devstat(l, fake_devstat, fake_kick, fd);
+	devstat_read(l, 4 * NSEC_PER_MSEC);
+	for (i = 0; i < 20; i++) {
+		load_complete(l, i % 2 ? 0 : 2, false, NSEC_PER_MSEC);
+		/* disk 0 counts what went to both members */
+		fd->c[0].ios = atomic64_read(&l->m[0].own_ios) + atomic64_read(&l->m[2].own_ios);
+		fd->c[0].sectors = atomic64_read(&l->m[0].own_sectors) +
+				   atomic64_read(&l->m[2].own_sectors);
+		fd->c[0].ns += NSEC_PER_MSEC;
+		/* the statistics of member 2's own entry would say nothing else */
+		fd->c[2].ns += 50 * NSEC_PER_MSEC;
+		devstat_read(l, 4 * NSEC_PER_MSEC);
+	}
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_EQ(test, ls->m[0].foreign + ls->m[1].foreign + ls->m[2].foreign, 0U);
+	/* Another user on that disk: 8 requests on average. */
+	for (i = 0; i < 2 * RS_FOREIGN_WEIGHT; i++) {
+		devstat_others(fd, 0, 100, 32 * NSEC_PER_MSEC);
+		devstat_read(l, 4 * NSEC_PER_MSEC);
+	}
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_GE(test, ls->m[0].foreign, 7U * RS_OCC_ONE);
+	KUNIT_EXPECT_EQ(test, ls->m[2].foreign, ls->m[0].foreign);
+	KUNIT_EXPECT_EQ(test, ls->m[1].foreign, 0U);
+}
+
+/*
+ * Only the target on the members, with what real statistics do to its
+ * counts: the device counts a completion before the target does, merges
+ * the target's requests, and times them in whole jiffies; the target's
+ * metadata writes are counted when sent. No others are seen, and every
+ * estimate is that of a twin without the statistics.
+ */
+static void rs_load_foreign_none(struct kunit *test)
+{
+	struct rs_load_snap *ls = rs_kunit_snap_new(test);
+	struct rs_load_snap *tw = rs_kunit_snap_new(test);
+	struct fake_devstat *fd = kunit_kzalloc(test, sizeof(*fd), GFP_KERNEL);
+	struct rs_tunables t, t2;
+	struct rs_load *l = load_new(test, 3, &t);
+	struct rs_load *twin = load_new(test, 3, &t2);
+	unsigned int i, m;
+
+	KUNIT_ASSERT_NOT_NULL(test, fd);
+	rs_load_set_devstat(l, fake_devstat, fake_kick, fd);
+	devstat_read(l, 4 * NSEC_PER_MSEC);
+	for (i = 0; i < 400; i++) {
+		struct rs_load_tag a, b;
+		u64 ago = (1 + i % 5) * NSEC_PER_MSEC;
+
+		m = i % 3;
+		/* the same request on both, completed with the same latency */
+		rs_load_issue(l, m, i % 4 == 0, 8 << (i % 3), &a);
+		rs_load_issue(twin, m, i % 4 == 0, 8 << (i % 3), &b);
+		a.start = ktime_get_ns() - ago;
+		b.start = a.start;
+		if (i % 7 == 3) {
+			/* the device counted the completion (merged); the target has not yet */
+			fd->c[m].sectors += a.sectors;
+			devstat_read(l, 4 * NSEC_PER_MSEC);
+		}
+		rs_load_done(l, m, &a);
+		rs_load_done(twin, m, &b);
+		if (i % 11 == 5)	/* a metadata write, counted when sent */
+			rs_load_own_io(l, m, 8);
+		if (i % 7 != 3 || i % 14 == 3) {
+			/* the device catches up; every other request merged in pairs */
+			u64 own_ios = atomic64_read(&l->m[m].own_ios);
+
+			fd->c[m].sectors = atomic64_read(&l->m[m].own_sectors);
+			fd->c[m].ios = own_ios - own_ios / 3;
+		}
+		fd->c[m].ns += (i % 2) * 4 * NSEC_PER_MSEC;	/* whole jiffies */
+		devstat_read(l, 4 * NSEC_PER_MSEC);
+	}
+	rs_load_snapshot(l, 0, ls);
+	rs_load_snapshot(twin, 0, tw);
+	for (m = 0; m < 3; m++) {
+		KUNIT_EXPECT_EQ(test, ls->m[m].foreign, 0U);
+		KUNIT_EXPECT_EQ(test, ls->m[m].foreign_interval, 0U);
+		KUNIT_EXPECT_FALSE(test, ls->m[m].watched);
+		/*
+		 * The twin's requests complete a few microseconds later (the
+		 * clock moves between the two rs_load_done() calls): within
+		 * 1%. A device-time sample standing in for a read (a 4 ms
+		 * reading over some completions, weight 1/16) would move it by
+		 * several percent.
+		 */
+		KUNIT_EXPECT_LE(test, abs((s64)ls->m[m].t_read - tw->m[m].t_read),
+				(s64)tw->m[m].t_read / 100);
+		KUNIT_EXPECT_LE(test, abs((s64)ls->m[m].t_write - tw->m[m].t_write),
+				(s64)tw->m[m].t_write / 100);
+		KUNIT_EXPECT_EQ(test, ls->m[m].t_stall, tw->m[m].t_stall);
+		KUNIT_EXPECT_EQ(test, ls->m[m].warm, tw->m[m].warm);
+	}
+}
+
 static struct kunit_case rs_load_cases[] = {
 	KUNIT_CASE(rs_load_counts_and_estimates),
 	KUNIT_CASE(rs_load_stalls),
 	KUNIT_CASE(rs_load_arrival_rate),
 	KUNIT_CASE(rs_load_rebuild_cost),
+	KUNIT_CASE(rs_load_foreign),
+	KUNIT_CASE(rs_load_foreign_shared_disk),
+	KUNIT_CASE(rs_load_foreign_none),
 	{}
 };
 

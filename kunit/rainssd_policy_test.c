@@ -289,12 +289,16 @@ static void rs_adaptive_symmetric_is_count(struct kunit *test)
 				u32 t_r = 1 + get_random_u32_below(5000 * US);
 				u32 r = get_random_u32_below(8), w = get_random_u32_below(8);
 				u32 st = iter % 3 ? 0 : get_random_u32_below(10000 * US);
+				/* others' load too, the same on every member */
+				u32 fo = iter % 2 ? 0 : get_random_u32_below(64 * RS_OCC_ONE);
 				enum rs_write_mode count;
 
 				random_shape(&s, &g, get_random_u32_below(1000));
 				snap_idle(ls, n, t_r, 1 + get_random_u32_below(5000 * US));
-				for (i = 0; i < n; i++)
+				for (i = 0; i < n; i++) {
 					snap_q(ls, i, r, w, st);
+					ls->m[i].foreign = fo;
+				}
 				count = rs_plan_write(&s, RS_POLICY_COUNT, NULL, NULL);
 				if (rs_plan_write(&s, RS_POLICY_ADAPTIVE, ls, &c) != count)
 					differ++;
@@ -360,17 +364,51 @@ static void rs_adaptive_edges(struct kunit *test)
 	rs_shape_init(&s, &g, 0, RS_NO_MEMBER);
 	rs_shape_add_write(&s, rs_data_member(&g, 0, 0), 0, 1);
 	snap_idle(ls, RS_MAX_DEVS, U32_MAX, U32_MAX);
-	for (unsigned int i = 0; i < RS_MAX_DEVS; i++)
+	for (unsigned int i = 0; i < RS_MAX_DEVS; i++) {
 		snap_q(ls, i, RS_SNAP_MAX_QUEUE, RS_SNAP_MAX_QUEUE, U32_MAX);
+		ls->m[i].foreign = RS_OCC_MAX;
+		ls->m[i].foreign_interval = 1;
+	}
 	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, ls, &c), RS_WRITE_RMW);
 	KUNIT_EXPECT_LT(test, c.cost_rmw, c.cost_rcw);
 	KUNIT_EXPECT_GT(test, c.cost_rmw, (u64)U32_MAX * RS_SNAP_MAX_QUEUE);
+}
+
+/*
+ * A write that count does by RMW: its pre-reads are priced with the others'
+ * queue on their members. Stripe 0 of 4 members: data on 0, 1, 2, parity on
+ * 3; a write to member 1 pre-reads 1 and 3 by RMW, 0 and 2 by RCW. Others
+ * keep 16 requests on member 1 (250 us each): RMW costs 250 * 17 = 4250 us,
+ * RCW 250 us, so RCW; the same load on member 2 leaves RMW.
+ */
+static void rs_adaptive_foreign_queue(struct kunit *test)
+{
+	struct rs_stripe_shape s;
+	struct rs_write_choice c;
+	struct rs_load_snap *ls = rs_kunit_snap_new(test);
+
+	shape0(&s, 4, RS_NO_MEMBER);
+	rs_shape_add_write(&s, 1, 0, 8);
+	snap_idle(ls, 4, 250 * US, 250 * US);
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, ls, &c), RS_WRITE_RMW);
+	KUNIT_EXPECT_EQ(test, c.why, RS_WHY_TIE);
+	ls->m[1].foreign = 16 * RS_OCC_ONE;
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, ls, &c), RS_WRITE_RCW);
+	KUNIT_EXPECT_EQ(test, c.why, RS_WHY_COST);
+	KUNIT_EXPECT_EQ(test, c.cost_rmw, 4250ULL * US);
+	KUNIT_EXPECT_EQ(test, c.cost_rcw, 250ULL * US);
+	ls->m[1].foreign = 0;
+	ls->m[2].foreign = 16 * RS_OCC_ONE;
+	KUNIT_EXPECT_EQ(test, rs_plan_write(&s, RS_POLICY_ADAPTIVE, ls, &c), RS_WRITE_RMW);
+	KUNIT_EXPECT_EQ(test, c.why, RS_WHY_COST);
+	KUNIT_EXPECT_EQ(test, c.cost_rcw, 4250ULL * US);
 }
 
 static struct kunit_case rs_adaptive_cases[] = {
 	KUNIT_CASE(rs_adaptive_msst_fig5),
 	KUNIT_CASE(rs_adaptive_symmetric_is_count),
 	KUNIT_CASE(rs_adaptive_edges),
+	KUNIT_CASE(rs_adaptive_foreign_queue),
 	{}
 };
 
@@ -457,6 +495,78 @@ static void rs_read_foreign_load(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, rs_plan_read(ls, 0, &t, &c));
 }
 
+/*
+ * Others' load that the member's device statistics show (issue 20's case):
+ * 4 members whose per-request time is 250 us (1 ms, 4 at a time); another
+ * user keeps 16 requests on member 2's device. The target has nothing
+ * queued there, but a read of it waits for those 16:
+ *   T_A = 250 * 16 + 250 = 4250 us,  T_B = 19 + 250 = 269 us.
+ * Without the statistics (foreign 0) the member looks idle: direct.
+ */
+static void rs_read_foreign_queue(struct kunit *test)
+{
+	struct rs_read_choice c;
+	struct rs_tunables t;
+	struct rs_load_snap *ls = rs_kunit_snap_new(test);
+
+	tun_default(&t);
+	snap_idle(ls, 4, 250 * US, 250 * US);
+	KUNIT_EXPECT_FALSE(test, rs_plan_read(ls, 2, &t, &c));
+	KUNIT_EXPECT_EQ(test, c.cost_direct, 250ULL * US);
+	ls->m[2].foreign = 16 * RS_OCC_ONE;
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(ls, 2, &t, &c));
+	KUNIT_EXPECT_EQ(test, c.cost_direct, 4250ULL * US);
+	KUNIT_EXPECT_EQ(test, c.cost_recon, 269ULL * US);
+	/* A quarter of a request is 62.5 us. */
+	ls->m[2].foreign = RS_OCC_ONE / 4;
+	rs_plan_read(ls, 2, &t, &c);
+	KUNIT_EXPECT_EQ(test, c.cost_direct, 312500ULL);
+
+	/*
+	 * Their arrivals count in the load term: one every 500 us on member 2
+	 * (t_R f = 1/2) makes T_A = 4000 * (1 + 1/2) + 250 = 6250 us.
+	 */
+	ls->m[2].foreign = 16 * RS_OCC_ONE;
+	ls->m[2].foreign_interval = 500 * US;
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(ls, 2, &t, &c));
+	KUNIT_EXPECT_EQ(test, c.cost_direct, 6250ULL * US);
+	/* ... with the target's own, one every 500 us too: 1/(1/500 + 1/500). */
+	ls->m[2].interval = 500 * US;
+	rs_plan_read(ls, 2, &t, &c);
+	KUNIT_EXPECT_EQ(test, c.cost_direct, 8250ULL * US);
+
+	/*
+	 * On the other members, others' load counts against rebuilding: 8
+	 * requests of theirs on each of 0, 1 and 3 (2 ms of wait each) and
+	 * the target's 3 reads there: T_B = 19 + 2000 + 750 + 250 +
+	 * 3 * (750 + 2000) = 11269 us > T_A = 4250 us.
+	 */
+	snap_idle(ls, 4, 250 * US, 250 * US);
+	ls->m[2].foreign = 16 * RS_OCC_ONE;
+	for (unsigned int i = 0; i < 4; i++) {
+		if (i == 2)
+			continue;
+		snap_q(ls, i, 3, 0, 0);
+		ls->m[i].foreign = 8 * RS_OCC_ONE;
+	}
+	KUNIT_EXPECT_FALSE(test, rs_plan_read(ls, 2, &t, &c));
+	KUNIT_EXPECT_EQ(test, c.cost_direct, 4250ULL * US);
+	KUNIT_EXPECT_EQ(test, c.cost_recon, 11269ULL * US);
+
+	/*
+	 * Not read for probe_ms: probed, unless its statistics show the
+	 * others' I/O on it now (watched), which keeps its estimates current.
+	 */
+	snap_idle(ls, 4, 250 * US, 250 * US);
+	ls->m[2].foreign = 16 * RS_OCC_ONE;
+	ls->m[2].read_age = 10ULL * NSEC_PER_SEC;
+	KUNIT_EXPECT_FALSE(test, rs_plan_read(ls, 2, &t, &c));
+	KUNIT_EXPECT_EQ(test, c.why, RS_WHY_PROBE);
+	ls->m[2].watched = true;
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(ls, 2, &t, &c));
+	KUNIT_EXPECT_EQ(test, c.why, RS_WHY_COST);
+}
+
 /* Equal load everywhere, below saturation: always the direct read. */
 static void rs_read_symmetric_is_direct(struct kunit *test)
 {
@@ -474,10 +584,16 @@ static void rs_read_symmetric_is_direct(struct kunit *test)
 			/* utilisation t_R * f below 1, or unknown */
 			u32 gap = iter % 5 ? t_r + 1 + get_random_u32_below(10 * t_r) : 0;
 
+			/* others' load too, the same on every member */
+			u32 fo = iter % 2 ? 0 : get_random_u32_below(64 * RS_OCC_ONE);
+			u32 fgap = iter % 3 ? 0 : t_r + 1 + get_random_u32_below(10 * t_r);
+
 			snap_idle(ls, n, t_r, 1 + get_random_u32_below(5000 * US));
 			for (i = 0; i < n; i++) {
 				snap_q(ls, i, r, w, st);
 				ls->m[i].interval = gap;
+				ls->m[i].foreign = fo;
+				ls->m[i].foreign_interval = fgap;
 			}
 			/* whatever weight the load terms have */
 			t.recon_load_pct = get_random_u32_below(1001);
@@ -536,6 +652,8 @@ static void rs_read_edges(struct kunit *test)
 	for (unsigned int i = 0; i < RS_MAX_DEVS; i++) {
 		snap_q(ls, i, RS_SNAP_MAX_QUEUE, RS_SNAP_MAX_QUEUE, U32_MAX);
 		ls->m[i].interval = 1;
+		ls->m[i].foreign = RS_OCC_MAX;
+		ls->m[i].foreign_interval = 1;
 	}
 	t.recon_load_pct = 1000;
 	KUNIT_EXPECT_FALSE(test, rs_plan_read(ls, 0, &t, &c));
@@ -594,6 +712,7 @@ static void rs_read_policy_names(struct kunit *test)
 static struct kunit_case rs_read_cases[] = {
 	KUNIT_CASE(rs_read_todaes_fig4),
 	KUNIT_CASE(rs_read_foreign_load),
+	KUNIT_CASE(rs_read_foreign_queue),
 	KUNIT_CASE(rs_read_symmetric_is_direct),
 	KUNIT_CASE(rs_read_edges),
 	KUNIT_CASE(rs_read_measured_xor),
@@ -606,4 +725,178 @@ static struct kunit_suite rs_read_suite = {
 	.test_cases = rs_read_cases,
 };
 
-kunit_test_suites(&rs_policy_suite, &rs_adaptive_suite, &rs_read_suite);
+/* ---- the others' load, from a member device's I/O statistics ---- */
+
+/*
+ * The others' load between two readings of a device's statistics, by
+ * Little's law, with the sectors deciding whether anyone else was there
+ * (only new highs of the device's sectors less the target's count).
+ */
+static void rs_foreign_known_answer(struct kunit *test)
+{
+	const struct rs_devstat a = {
+		.t = 1000 * NSEC_PER_MSEC, .ios = 5000, .sectors = 40000, .ns = 7ULL * NSEC_PER_SEC,
+		.own_ios = 3000, .own_sectors = 24000,
+	};
+	const s64 base0 = 16000;	/* a's sectors less the target's */
+	struct rs_devstat b = a, c;
+	struct rs_foreign f;
+	s64 base = base0;
+
+	/*
+	 * 4 ms: 20 completions, 4 of them the target's; 68 ms of latency in
+	 * all, so 17 requests on average, 16/20 of them the others': 13.6.
+	 */
+	b.t += 4 * NSEC_PER_MSEC;
+	b.ios += 20;
+	b.sectors += 160;
+	b.ns += 68 * NSEC_PER_MSEC;
+	b.own_ios += 4;
+	b.own_sectors += 32;
+	KUNIT_EXPECT_TRUE(test, rs_foreign_estimate(&a, &b, &base, &f));
+	KUNIT_EXPECT_EQ(test, f.occ, 17U * RS_OCC_ONE * 16 / 20);
+	KUNIT_EXPECT_EQ(test, f.ios, 16U);
+	KUNIT_EXPECT_EQ(test, f.interval, 250U * US);
+	KUNIT_EXPECT_EQ(test, f.svc, 200U * US);	/* busy all along: 4 ms / 20 */
+	KUNIT_EXPECT_EQ(test, base, base0 + 128);
+
+	/* A device idle half the time: its time per completion is the mean latency. */
+	base = base0;
+	b = a;
+	b.t += 4 * NSEC_PER_MSEC;
+	b.ios += 2;
+	b.sectors += 16;
+	b.ns += 2 * NSEC_PER_MSEC;
+	KUNIT_EXPECT_TRUE(test, rs_foreign_estimate(&a, &b, &base, &f));
+	KUNIT_EXPECT_EQ(test, f.svc, 1000U * US);
+	KUNIT_EXPECT_EQ(test, f.occ, RS_OCC_ONE / 2);
+	KUNIT_EXPECT_EQ(test, f.interval, 2000U * US);
+
+	/* Only the target's I/O: nothing of the others, whatever the latency. */
+	base = base0;
+	b = a;
+	b.t += 4 * NSEC_PER_MSEC;
+	b.ios += 4;
+	b.own_ios += 4;
+	b.sectors += 32;
+	b.own_sectors += 32;
+	b.ns += 5 * NSEC_PER_MSEC;
+	KUNIT_EXPECT_TRUE(test, rs_foreign_estimate(&a, &b, &base, &f));
+	KUNIT_EXPECT_EQ(test, f.occ + f.ios + f.interval, 0U);
+	KUNIT_EXPECT_EQ(test, f.svc, 1000U * US);	/* busy all along: 4 ms / 4 */
+	/* ... split by the device in twice as many requests: the same sectors, none either. */
+	b.ios += 4;
+	b.ns += 5 * NSEC_PER_MSEC;
+	KUNIT_EXPECT_TRUE(test, rs_foreign_estimate(&a, &b, &base, &f));
+	KUNIT_EXPECT_EQ(test, f.occ + f.ios + f.interval, 0U);
+	/* ... merged in fewer requests than the target sent: none. */
+	b = a;
+	b.t += 4 * NSEC_PER_MSEC;
+	b.ios += 2;
+	b.own_ios += 4;
+	b.sectors += 32;
+	b.own_sectors += 32;
+	KUNIT_EXPECT_TRUE(test, rs_foreign_estimate(&a, &b, &base, &f));
+	KUNIT_EXPECT_EQ(test, f.occ + f.ios + f.interval, 0U);
+	KUNIT_EXPECT_EQ(test, base, base0);
+
+	/*
+	 * The wobble: the device counts 4 of the target's requests before the
+	 * target does (taken for the others' once, as a new high; the
+	 * averages of rainssd-load.c weigh one reading by 1/8), then the
+	 * target catches up (none), then again the same (not a new high: none).
+	 */
+	b = a;
+	b.t += 4 * NSEC_PER_MSEC;
+	b.ios += 4;
+	b.sectors += 32;
+	b.ns += 4 * NSEC_PER_MSEC;
+	KUNIT_EXPECT_TRUE(test, rs_foreign_estimate(&a, &b, &base, &f));
+	KUNIT_EXPECT_EQ(test, f.ios, 4U);
+	KUNIT_EXPECT_EQ(test, base, base0 + 32);
+	c = b;
+	c.t += 4 * NSEC_PER_MSEC;
+	c.own_ios += 4;
+	c.own_sectors += 32;
+	KUNIT_EXPECT_TRUE(test, rs_foreign_estimate(&b, &c, &base, &f));
+	KUNIT_EXPECT_EQ(test, f.occ + f.ios, 0U);
+	b = c;
+	c.t += 4 * NSEC_PER_MSEC;
+	c.ios += 4;
+	c.sectors += 32;
+	c.ns += 4 * NSEC_PER_MSEC;
+	KUNIT_EXPECT_TRUE(test, rs_foreign_estimate(&b, &c, &base, &f));
+	KUNIT_EXPECT_EQ(test, f.occ + f.ios, 0U);
+	/* A metadata write counted by the target first: below the high, none. */
+	b = c;
+	c.t += 4 * NSEC_PER_MSEC;
+	c.own_ios += 1;
+	c.own_sectors += 8;
+	KUNIT_EXPECT_TRUE(test, rs_foreign_estimate(&b, &c, &base, &f));
+	KUNIT_EXPECT_EQ(test, f.occ + f.ios, 0U);
+	KUNIT_EXPECT_EQ(test, base, base0 + 32);
+
+	/* Others' sectors in fewer requests than the target's: at least one is theirs. */
+	base = base0;
+	b = a;
+	b.t += 4 * NSEC_PER_MSEC;
+	b.ios += 3;
+	b.sectors += 40;
+	b.ns += 6 * NSEC_PER_MSEC;
+	b.own_ios += 4;
+	b.own_sectors += 32;
+	KUNIT_EXPECT_TRUE(test, rs_foreign_estimate(&a, &b, &base, &f));
+	KUNIT_EXPECT_EQ(test, f.ios, 1U);
+	KUNIT_EXPECT_EQ(test, f.occ, 3U * RS_OCC_ONE / 2 / 3);
+
+	/* Far more than the snapshot holds: capped. */
+	base = base0;
+	b = a;
+	b.t += 1 * NSEC_PER_MSEC;
+	b.ios += 1;
+	b.sectors += 8;
+	b.ns += 20 * NSEC_PER_SEC;
+	KUNIT_EXPECT_TRUE(test, rs_foreign_estimate(&a, &b, &base, &f));
+	KUNIT_EXPECT_EQ(test, f.occ, RS_OCC_MAX);
+
+	/* Readings that cannot be compared; the high stays. */
+	base = base0;
+	b = a;
+	KUNIT_EXPECT_FALSE(test, rs_foreign_estimate(&a, &b, &base, &f));	/* same time */
+	b.t += NSEC_PER_MSEC;
+	b.ios -= 1;							/* went back */
+	KUNIT_EXPECT_FALSE(test, rs_foreign_estimate(&a, &b, &base, &f));
+	b = a;
+	b.t += NSEC_PER_MSEC;
+	b.own_sectors -= 1;
+	KUNIT_EXPECT_FALSE(test, rs_foreign_estimate(&a, &b, &base, &f));
+	b = a;
+	b.t += 1ULL << 41;						/* 37 minutes */
+	b.sectors += 8;
+	KUNIT_EXPECT_FALSE(test, rs_foreign_estimate(&a, &b, &base, &f));
+	KUNIT_EXPECT_EQ(test, f.occ + f.ios + f.interval + f.svc, 0U);
+	KUNIT_EXPECT_EQ(test, base, base0);
+}
+
+static void rs_foreign_interval_merge(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, rs_interval_merge(0, 0), 0U);
+	KUNIT_EXPECT_EQ(test, rs_interval_merge(0, 700), 700U);
+	KUNIT_EXPECT_EQ(test, rs_interval_merge(700, 0), 700U);
+	KUNIT_EXPECT_EQ(test, rs_interval_merge(300, 600), 200U);
+	KUNIT_EXPECT_EQ(test, rs_interval_merge(1, 1), 1U);
+	KUNIT_EXPECT_EQ(test, rs_interval_merge(U32_MAX, U32_MAX), U32_MAX / 2);
+}
+
+static struct kunit_case rs_foreign_cases[] = {
+	KUNIT_CASE(rs_foreign_known_answer),
+	KUNIT_CASE(rs_foreign_interval_merge),
+	{}
+};
+
+static struct kunit_suite rs_foreign_suite = {
+	.name = "rainssd-foreign",
+	.test_cases = rs_foreign_cases,
+};
+
+kunit_test_suites(&rs_policy_suite, &rs_adaptive_suite, &rs_read_suite, &rs_foreign_suite);

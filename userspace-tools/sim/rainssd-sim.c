@@ -90,6 +90,8 @@ struct config {
 	double stall_ms[RS_MAX_DEVS], stall_period_ms[RS_MAX_DEVS];
 	double write_iops, read_iops, duration_s, warmup_s, jitter_us, write_delay_ms;
 	bool jitter_after;		/* the jitter delays completions, not the member */
+	bool foreign_hidden;		/* the foreign tenant is not in the member's statistics */
+	bool no_devstat;		/* the load signals do not read the statistics */
 	double rebuild_us;		/* a rebuilt read's own cost after its reads */
 	unsigned int iodepth, rwmix;	/* closed loop: requests outstanding, % reads */
 	enum rs_policy policy;
@@ -194,6 +196,7 @@ struct op;
 struct req {
 	struct req *next;
 	u64 extra;		/* jitter_after: the completion is seen this much later */
+	u64 t_dev;		/* when the member's device statistics start timing it */
 	struct op *op;		/* NULL: background load or the foreign tenant */
 	unsigned int member;
 	bool write;
@@ -212,12 +215,14 @@ struct member {
 	u64 last_t;
 	double area_queued, area_busy;
 	u64 served, served_fg, served_foreign;
+	/* the member device's I/O statistics (everyone's that go through it) */
+	u64 dev_ios, dev_sectors, dev_ns;
 	/* reads of this member's data: the read policy's decisions */
 	u64 rd_direct, rd_rebuilt, rd_probe;
 	double sum_cost_direct, sum_cost_recon;	/* over the decisions by cost, ns */
 	/* the load signals of this member, sampled at each adaptive decision */
 	u64 sig_n;
-	double sig_t_read, sig_queued, sig_interval;
+	double sig_t_read, sig_queued, sig_interval, sig_foreign;
 };
 
 static struct member mem[RS_MAX_DEVS];
@@ -490,7 +495,8 @@ static void member_io(struct op *op, unsigned int m, bool write, unsigned int st
 	r->op = op;
 	r->member = m;
 	r->write = write;
-	rs_load_issue(&load, m, write, &r->tag);
+	r->t_dev = kshim_now_ns;
+	rs_load_issue(&load, m, write, end - start, &r->tag);
 	if (!write && op->kind == OP_WRITE)
 		stat_inc(ST_PREREADS);
 	op->pending++;
@@ -539,6 +545,7 @@ static void sig_sample(const struct rs_load_snap *ls)
 		mb->sig_t_read += s->t_read;
 		mb->sig_queued += s->reads + s->writes;
 		mb->sig_interval += s->interval;
+		mb->sig_foreign += (double)s->foreign / RS_OCC_ONE;
 	}
 }
 
@@ -655,6 +662,16 @@ static void req_done(struct req *r)
 		else if (r->foreign)
 			mb->served_foreign++;
 	}
+	/*
+	 * The member's device statistics: the target's requests and the
+	 * foreign tenant's (it uses the member's device) unless hidden; the
+	 * background load runs on another device of the channel.
+	 */
+	if (r->op || (r->foreign && !cfg.foreign_hidden)) {
+		mb->dev_ios++;
+		mb->dev_sectors += r->op ? r->tag.sectors : 8;
+		mb->dev_ns += kshim_now_ns - r->t_dev;
+	}
 	if (r->op && rs_load_done(&load, r->member, &r->tag))
 		stat_inc(ST_STALLS);
 	if (!cfg.jitter_after)
@@ -672,6 +689,7 @@ static void req_done(struct req *r)
 	if (r->foreign && kshim_now_ns < t_end) {
 		/* closed loop: the tenant's next request at once */
 		r->write = rng_below(100) >= cfg.foreign_rpct[r->member];
+		r->t_dev = kshim_now_ns;
 		mem_submit(r);
 		return;
 	}
@@ -824,6 +842,7 @@ static void foreign_start(unsigned int m)
 		r->member = m;
 		r->foreign = true;
 		r->write = rng_below(100) >= cfg.foreign_rpct[m];
+		r->t_dev = kshim_now_ns;
 		mem_submit(r);
 	}
 }
@@ -999,7 +1018,8 @@ static void report(void)
 			       "\"foreign_ios_per_s\": %.1f, \"reads_direct\": %llu, "
 			       "\"reads_rebuilt\": %llu, \"reads_probed\": %llu, "
 			       "\"cost_direct_us\": %.1f, \"cost_recon_us\": %.1f, "
-			       "\"t_read_us\": %.1f, \"own_queued\": %.3f, \"arrivals_per_s\": %.1f}",
+			       "\"t_read_us\": %.1f, \"own_queued\": %.3f, \"arrivals_per_s\": %.1f, "
+			       "\"foreign_queued\": %.3f}",
 			       m ? ", " : "", mb->area_busy / dur / cfg.qd, load_q[m],
 			       mb->served_fg / secs, mb->served_foreign / secs,
 			       (unsigned long long)mb->rd_direct, (unsigned long long)mb->rd_rebuilt,
@@ -1007,7 +1027,8 @@ static void report(void)
 			       nd ? mb->sum_cost_direct / nd / 1e3 : 0,
 			       nd ? mb->sum_cost_recon / nd / 1e3 : 0,
 			       ns ? mb->sig_t_read / ns / 1e3 : 0, ns ? mb->sig_queued / ns : 0,
-			       mb->sig_interval > 0 ? ns / (mb->sig_interval / 1e9) : 0);
+			       mb->sig_interval > 0 ? ns / (mb->sig_interval / 1e9) : 0,
+			       ns ? mb->sig_foreign / ns : 0);
 		}
 		printf("],\n");
 		print_lat("read", &lat_read, secs, true, false);
@@ -1127,7 +1148,12 @@ static void usage(FILE *f)
 	      "  --slow M:F          member M serves F times slower\n"
 	      "  --bg M:F            background load on member M, F of its capacity\n"
 	      "  --foreign M:Q[:R]   a foreign closed-loop tenant on member M keeping Q\n"
-	      "                      requests outstanding, R% of them reads (default 100)\n"
+	      "                      requests outstanding, R% of them reads (default 100),\n"
+	      "                      on the member's own device: in its I/O statistics\n"
+	      "  --foreign-hidden    the tenant uses another device of the channel: its\n"
+	      "                      I/O is not in the member's statistics\n"
+	      "  --no-devstat        the load signals do not read the members' statistics\n"
+	      "                      (the module before it could)\n"
 	      "  --stall M:MS:PER    member M stalls MS ms every PER ms\n"
 	      "  --jitter-us J       add an exponential delay of mean J to each service\n"
 	      "  --jitter-file F     add a delay drawn from F, lines '<extra_us> <weight>'\n"
@@ -1153,7 +1179,8 @@ static void parse_args(int argc, char **argv)
 		{ "duration", 1, NULL, 'd' }, { "warmup", 1, NULL, 'W' },
 		{ "policy", 1, NULL, 'p' }, { "read-policy", 1, NULL, 'P' },
 		{ "tun", 1, NULL, 't' }, { "slow", 1, NULL, 's' }, { "bg", 1, NULL, 'g' },
-		{ "foreign", 1, NULL, 'f' },
+		{ "foreign", 1, NULL, 'f' }, { "foreign-hidden", 0, NULL, 'H' },
+		{ "no-devstat", 0, NULL, 'N' },
 		{ "stall", 1, NULL, 'S' }, { "jitter-us", 1, NULL, 'j' },
 		{ "jitter-file", 1, NULL, 'F' }, { "jitter-after", 0, NULL, 'A' },
 		{ "rebuild-us", 1, NULL, 'B' },
@@ -1214,6 +1241,8 @@ static void parse_args(int argc, char **argv)
 		case 'f':
 			m = parse_foreign_arg(optarg);
 			break;
+		case 'H': cfg.foreign_hidden = true; break;
+		case 'N': cfg.no_devstat = true; break;
 		case 'S':
 			m = parse_member_arg(optarg, &x, &y, "--stall");
 			cfg.stall_ms[m] = x;
@@ -1268,11 +1297,30 @@ static void parse_args(int argc, char **argv)
 		rng_state = 1;
 }
 
+/* The load signals' view of member @m's device statistics. */
+static bool devstat(void *ctx, unsigned int m, struct rs_devcount *c)
+{
+	(void)ctx;
+	c->ios = mem[m].dev_ios;
+	c->sectors = mem[m].dev_sectors;
+	c->ns = mem[m].dev_ns;
+	return true;
+}
+
+/* The module reads them in a work item soon after; here at once. */
+static void devstat_kick(void *ctx)
+{
+	(void)ctx;
+	rs_load_devstat_read(&load);
+}
+
 int main(int argc, char **argv)
 {
 	parse_args(argc, argv);
 	if (rs_load_init(&load, cfg.n, &cfg.tun))
 		die("out of memory");
+	if (!cfg.no_devstat)
+		rs_load_set_devstat(&load, devstat, devstat_kick, NULL);
 	run();
 	report();
 	rs_load_exit(&load);

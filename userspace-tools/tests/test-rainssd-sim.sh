@@ -152,5 +152,48 @@ out=$("$sim" $f4 --iodepth 1 --rwmix 100 --write-iops 0 --foreign 2:16 --duratio
 check "foreign QD16: direct QD1 reads wait behind it (mean 1.81 ms)" \
 	near "$(field "$out" "d['read']['mean_ms']")" 1.8125 0.02
 
+# --- the others' load from the members' device statistics: the tenant uses
+# member 2's own device (its I/O is in that device's statistics) unless
+# --foreign-hidden; --no-devstat is the module before it read them. ---
+fr="$f4 --chunk-kb 64 --iodepth 8 --rwmix 100 --write-iops 0 --duration 60 --json"
+vis=$("$sim" $fr --read-policy adaptive --foreign 2:32)
+hid=$("$sim" $fr --read-policy adaptive --foreign 2:32 --foreign-hidden)
+nod=$("$sim" $fr --read-policy adaptive --foreign 2:32 --no-devstat)
+dir=$("$sim" $fr --foreign 2:32)
+check "devstat: the tenant's 32 requests seen on member 2" \
+	near "$(field "$vis" "d['members'][2]['foreign_queued']")" 32 0.02
+check "devstat: none on the others" test "$(field "$vis" "d['members'][0]['foreign_queued']")" = 0.0
+check "devstat: a hidden tenant is not seen" test "$(field "$hid" "d['members'][2]['foreign_queued']")" = 0.0
+check "devstat: a hidden tenant is the same as no statistics" \
+	test "$(field "$hid" "d['read']")" = "$(field "$nod" "d['read']")"
+# t_R: the per-request time (1 ms / 4 = 250 us) with the tenant's queue seen,
+# the whole wait behind it (about 33 x 250 us) without
+check "devstat: t_read of member 2 is its per-request time" \
+	near "$(field "$vis" "d['members'][2]['t_read_us']")" 250 0.05
+check "no devstat: t_read of member 2 carries the tenant's queue" \
+	lt 4000 "$(field "$nod" "d['members'][2]['t_read_us']")"
+check "devstat: every read of member 2 rebuilt, no probe" \
+	test "$(field "$vis" "d['members'][2]['reads_direct'] + d['members'][2]['reads_probed']")" = 0
+check "devstat: read p99.9 at least 25% below direct (QD32)" \
+	le "$(field "$vis" "d['read']['p99.9_ms'] / 0.75")" "$(field "$dir" "d['read']['p99.9_ms']")"
+check "devstat: read p99.99 at least 25% below direct (QD32)" \
+	le "$(field "$vis" "d['read']['p99.99_ms'] / 0.75")" "$(field "$dir" "d['read']['p99.99_ms']")"
+check "no devstat: probes and direct reads leave p99.9 within 25% of direct (issue 20)" \
+	lt "$(field "$dir" "d['read']['p99.9_ms'] * 0.75")" "$(field "$nod" "d['read']['p99.9_ms']")"
+fw="$f4 --chunk-kb 64 --iodepth 8 --rwmix 0 --write-iops 0 --duration 60 --json --foreign 2:16"
+cw=$("$sim" $fw)
+aw=$("$sim" $fw --policy adaptive)
+check "devstat: write p99.9 at least 25% below count (QD16)" \
+	le "$(field "$aw" "d['write']['p99.9_ms'] / 0.75")" "$(field "$cw" "d['write']['p99.9_ms']")"
+# Without the tenant the statistics change nothing: the same run bit for bit.
+for a in "--read-policy adaptive --rwmix 100" "--policy adaptive --rwmix 0" \
+	"--policy adaptive --read-policy adaptive --rwmix 50 --bg 1:0.5"; do
+	# shellcheck disable=SC2086
+	x=$("$sim" $f4 --iodepth 8 --write-iops 0 --duration 30 --json $a)
+	# shellcheck disable=SC2086
+	y=$("$sim" $f4 --iodepth 8 --write-iops 0 --duration 30 --json $a --no-devstat)
+	check "devstat: no tenant, no change ($a)" test "$x" = "$y"
+done
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -40,6 +40,8 @@ typedef u64 sector_t;
 #define min(a, b)		((a) < (b) ? (a) : (b))
 #define max(a, b)		((a) > (b) ? (a) : (b))
 #define min3(a, b, c)		min(min(a, b), c)
+#define BIT(n)			(1UL << (n))
+#define BIT_ULL(n)		(1ULL << (n))
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define DIV_ROUND_UP(a, b)	(((a) + (b) - 1) / (b))
 #define READ_ONCE(x)		(x)
@@ -50,6 +52,7 @@ typedef u64 sector_t;
 static inline u64 div_u64(u64 a, u32 b) { return a / b; }
 static inline s64 div_s64(s64 a, s32 b) { return a / b; }
 static inline u64 div_u64_rem(u64 a, u32 b, u32 *rem) { *rem = a % b; return a / b; }
+static inline u64 div64_u64(u64 a, u64 b) { return a / b; }
 static inline u64 mul_u64_u32_div(u64 a, u32 mul, u32 div)
 {
 	return (u64)(((unsigned __int128)a * mul) / div);
@@ -61,6 +64,17 @@ static inline unsigned int hweight_long(unsigned long w) { return __builtin_popc
 static inline bool test_bit(unsigned int nr, const unsigned long *addr)
 {
 	return (*addr >> nr) & 1;
+}
+static inline bool test_and_set_bit_lock(unsigned int nr, unsigned long *addr)
+{
+	bool old = test_bit(nr, addr);
+
+	*addr |= 1UL << nr;
+	return old;
+}
+static inline void clear_bit_unlock(unsigned int nr, unsigned long *addr)
+{
+	*addr &= ~(1UL << nr);
 }
 
 static inline int match_string(const char * const *array, size_t n, const char *string)
@@ -87,6 +101,8 @@ static inline int atomic_inc_return(atomic_t *v) { return ++v->counter; }
 static inline s64 atomic64_read(const atomic64_t *v) { return v->counter; }
 static inline void atomic64_set(atomic64_t *v, s64 i) { v->counter = i; }
 static inline s64 atomic64_xchg(atomic64_t *v, s64 i) { s64 o = v->counter; v->counter = i; return o; }
+static inline void atomic64_inc(atomic64_t *v) { v->counter++; }
+static inline void atomic64_add(s64 i, atomic64_t *v) { v->counter += i; }
 
 /* The simulator's clock. */
 extern u64 kshim_now_ns;
