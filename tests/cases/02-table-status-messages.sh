@@ -22,10 +22,11 @@ set -- $st
 # word per member, then the operation layer's 8 (1.3.0), 4 (1.4.0) and
 # mismatch_cnt (1.5.0)
 [ $# -eq 39 ] || fail "status has $# words, want 39"
-[ "$4" = 1.5.0 ] && [ "$5" = 4 ] && [ "$6" = AAAA ] && [ "${15}" = rcw ] && [ "${16}" = direct ] &&
+[ "$4" = 1.6.0 ] && [ "$5" = 4 ] && [ "$6" = AAAA ] && [ "${15}" = rcw ] && [ "${16}" = direct ] &&
 	[ "${22}" = 0 ] || fail "status fields"
 for w in "${@:23:4}"; do
-	[[ $w =~ ^([0-9]+:){9}[0-9]+$ ]] || fail "member word '$w'"
+	# 1.6.0: 12 numbers (the others' load on the member's device appended)
+	[[ $w =~ ^([0-9]+:){11}[0-9]+$ ]] || fail "member word '$w'"
 done
 # No I/O yet: no stripe-cache entry in use, the default cache of 256 entries.
 [ "${27}" = 0 ] && [ "${28}" = 256 ] || fail "stripe cache fields: ${27} ${28}"
@@ -91,7 +92,7 @@ for i in 7 8 9 10 11 12 13 14 17 18 19 20 21; do
 done
 [ "${22}" -gt 0 ] || fail "stats_reset cleared the rebuild cost estimate: $st"
 for w in "${@:23:4}"; do
-	IFS=: read -r _ _ _ _ _ _ pre rec byp stl <<<"$w"
+	IFS=: read -r _ _ _ _ _ _ pre rec byp stl _ <<<"$w"
 	[ "$pre$rec$byp$stl" = 0000 ] || fail "member counters after stats_reset: $w"
 done
 # The operation layer's: nothing in use, the peak and the counters zeroed.

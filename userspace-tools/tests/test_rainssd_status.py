@@ -27,6 +27,11 @@ V14 = ("0 819200 rainssd 1.4.0 3 AaD 10 20 1 2 3 4 5 6 adaptive direct 7 8 9 11 
 # 1.5.0: 1.4.0 plus <mismatch_cnt>; sync_action may be check or repair.
 V15 = V14.replace("1.4.0", "1.5.0").replace("AaD", "AAD").replace(
     "1024/4096 recover", "3072/4096 check") + " 24"
+# 1.6.0: 1.5.0 with two more numbers in each member word: the others' load
+# on the member's device (requests x 100, completions per second).
+V16 = V15.replace("1.5.0", "1.6.0").replace(
+    "1:2:300:400:50:0:13:14:15:16 0:0:0:0:0:0:0:0:0:0 3:1:30:40:5:7:17:18:19:20",
+    "1:2:300:400:50:0:13:14:15:16:0:0 0:0:0:0:0:0:0:0:0:0:1625:3998 3:1:30:40:5:7:17:18:19:20:0:0")
 TAIL = ["stripe_cache_used", "stripe_cache", "stripe_cache_peak", "ops", "replans",
         "deferred_bios", "reserve_ops", "emergency_steps"]
 
@@ -158,6 +163,25 @@ class StatusTool(unittest.TestCase):
         # a 1.4.0 line has none
         rc, out, _ = run("--json", "--line", V14)
         self.assertNotIn("mismatch_cnt", json.loads(out)["segments"][0])
+
+    def test_v16_foreign_load(self):
+        rc, out, err = run("--json", "--line", V16)
+        self.assertEqual(rc, 0, err)
+        s = json.loads(out)["segments"][0]
+        self.assertEqual((s["version"], s["mismatch_cnt"]), ("1.6.0", 24))
+        m = s["member"]
+        self.assertEqual([(x["foreign_x100"], x["foreign_per_s"]) for x in m],
+                         [(0, 0), (1625, 3998), (0, 0)])
+        self.assertEqual((m[2]["stalls"], m[2]["t_read_us"]), (20, 30))
+        rc, out, err = run("--line", V16)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("foreign", out)
+        self.assertIn("16.25", out)
+        # a 1.5.0 line has no such column; a word of 11 numbers is refused
+        rc, out, _ = run("--line", V15)
+        self.assertNotIn("foreign", out)
+        rc, _, err = run("--line", V16.replace(":1625:3998", ":1625"))
+        self.assertNotEqual(rc, 0)
 
     def test_v12_has_no_cache_fields(self):
         rc, out, err = run("--json", "--line", V12)
