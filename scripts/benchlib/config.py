@@ -280,8 +280,17 @@ def load_scenario(name, bench_dir=None):
         queue = int(ch.get("queue", "256"))
         write_extra_ms = int(ch.get("write_extra_ms", "0"))
         bg_mb = int(ch.get("bg_mb", "64"))
+        foreign = {}
+        for i, v in _member_list(di.get("foreign", ""), n, "foreign").items():
+            w = [int(x) for x in (v or "16").split(":")]
+            if not 1 <= len(w) <= 2 or w[0] < 1 or (len(w) == 2 and not 0 <= w[1] <= 100):
+                raise ConfigError("foreign: want member:queue_depth[:read_pct], got %r" % v)
+            foreign[i] = {"qd": w[0], "read_pct": w[1] if len(w) == 2 else 100}
     except ValueError as e:
         raise ConfigError("scenario %s: %s" % (name, e))
+    member_dev = ch.get("member_dev", "linear").strip()
+    if member_dev not in ("linear", "channel"):
+        raise ConfigError("scenario %s: member_dev must be linear or channel" % name)
     kind = sc.get("kind", "jobs").strip()
     if kind not in SCENARIO_KINDS:
         raise ConfigError("scenario %s: kind must be one of %s" % (name, ", ".join(SCENARIO_KINDS)))
@@ -329,8 +338,11 @@ def load_scenario(name, bench_dir=None):
                          "vars": vars_, "trace": _job_trace(full, d)})
     if not jobs:
         raise ConfigError("scenario %s: no jobs" % name)
-    if bg and not bg_mb:
-        raise ConfigError("scenario %s: a background load needs bg_mb > 0" % name)
+    if (bg or foreign) and not bg_mb:
+        raise ConfigError("scenario %s: a background load or foreign tenant needs bg_mb > 0" % name)
+    if member_dev == "channel" and (write_extra_ms or stalls or kind != "jobs"):
+        raise ConfigError("scenario %s: member_dev channel has no dm-linear member to delay, stall, "
+                          "fail or replace (write_extra_ms, stall, kind rebuild/resync)" % name)
     degraded = sc.get("degraded", "").strip()
     if degraded:
         try:
@@ -362,8 +374,8 @@ def load_scenario(name, bench_dir=None):
         "chunk_kb": chunk_kb,
         "contenders": [contenders_all[c] for c in labels],
         "channel": {"lat_us": lats, "base_lat_us": lat, "qd": qd, "queue": queue,
-                    "write_extra_ms": write_extra_ms, "bg_mb": bg_mb},
-        "disturb": {"slow": slow, "background": bg, "stall": stalls},
+                    "write_extra_ms": write_extra_ms, "bg_mb": bg_mb, "member_dev": member_dev},
+        "disturb": {"slow": slow, "background": bg, "stall": stalls, "foreign": foreign},
         "jobs": jobs,
         "runtime": int(sc.get("runtime", "15")),
         "degraded": degraded,

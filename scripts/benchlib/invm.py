@@ -571,15 +571,22 @@ class Runner:
                   "--qd", str(ch["qd"]), "--queue", str(ch.get("queue", 0))]).stdout.split()
         if len(out) != n + spares:
             raise RuntimeError("channels.sh made %d devices, wanted %d" % (len(out), n + spares))
-        members, bgs = [], []
+        members, bgs, linear = [], [], []
         for i, d in enumerate(out):
             a, b = "%s%da" % (PREFIX, i), "%s%db" % (PREFIX, i)
-            if ch["write_extra_ms"] > 0:
-                table = "0 %d delay %s 0 0 %s 0 %d" % (member_sec, d, d, ch["write_extra_ms"])
+            if ch.get("member_dev") == "channel":
+                # The member is the channel device itself: what else runs on
+                # the channel (a foreign tenant on its tail) is in the
+                # member's own I/O statistics.
+                members.append(d)
             else:
-                table = "0 %d linear %s 0" % (member_sec, d)
-            sh(["dmsetup", "create", a, "--table", table])
-            members.append("/dev/mapper/" + a)
+                if ch["write_extra_ms"] > 0:
+                    table = "0 %d delay %s 0 0 %s 0 %d" % (member_sec, d, d, ch["write_extra_ms"])
+                else:
+                    table = "0 %d linear %s 0" % (member_sec, d)
+                sh(["dmsetup", "create", a, "--table", table])
+                members.append("/dev/mapper/" + a)
+                linear.append(members[-1])
             if bg_sec:
                 sh(["dmsetup", "create", b, "--table", "0 %d linear %s %d" % (bg_sec, d, member_sec)])
                 bgs.append("/dev/mapper/" + b)
@@ -592,7 +599,7 @@ class Runner:
         self.members = members[:n]
         self.spares = members[n:]
         self.bgs = bgs[:n] if bgs else []
-        self.all_regions = members + bgs
+        self.all_regions = linear + bgs
         self.member_sec = member_sec
 
     def destroy_channels(self):
@@ -661,13 +668,21 @@ class Runner:
             cmd = (["mdadm", "--create", MD_DEV, "--run", "--assume-clean", "--metadata=1.2"]
                    + level + ["--chunk=%dK" % sc["chunk_kb"], "--raid-devices=%d" % n,
                               "--data-offset=16M"] + ([] if own else ["--bitmap=none"])
-                   + c["options"] + devs)
+                   + self.md_size_opt(sc) + c["options"] + devs)
             sh(cmd)
             dev = MD_DEV
         settle()
         if not wait_block(dev):
             raise RuntimeError("%s did not appear" % dev)
         return dev, " ".join(shlex.quote(x) for x in cmd)
+
+    def md_size_opt(self, sc):
+        """mdadm --size for members that are whole channels: md uses their
+        array region only, as it does of a dm-linear member, and never the
+        foreign tenant's tail."""
+        if sc["channel"].get("member_dev") != "channel":
+            return []
+        return ["--size=%dK" % (self.usable_sectors(sc) // (sc["members"] - 1) // 2)]
 
     def fail_member(self, c, i):
         """Fail member i of the contender's volume (a degraded scenario):
@@ -782,6 +797,9 @@ class Runner:
         try:
             if job.get("trace"):
                 raise ValueError("a trace replay has no fixed pattern")
+            if sc["disturb"].get("foreign"):
+                raise ValueError("a closed-loop foreign tenant takes a share of its member "
+                                 "that depends on the queues")
             rw, rf = fio_pattern(os.path.join(config.FIO_DIR, job["fio"]), env)
         except ValueError as e:
             return {"scheme": scheme, "iops": None, "limit": "unknown: %s" % e, "iops_channels": None,
@@ -845,6 +863,15 @@ class Runner:
                                   os.path.join(config.FIO_DIR, "background.fio")],
                                  env=benv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             bg_procs.append((i, rate, p, outp))
+        for i, f in sorted(sc["disturb"].get("foreign", {}).items()):
+            fenv = dict(os.environ, DEV=self.bgs[i], SIZE="%dm" % sc["channel"]["bg_mb"],
+                        RUNTIME=str(runtime + 60), RWMIX=str(f["read_pct"]), IODEPTH=str(f["qd"]),
+                        SEED=str(self.seed + 100 + i))
+            outp = os.path.join(tmp, "foreign%d.json" % i)
+            p = subprocess.Popen(["fio", "--output-format=json", "--output", outp,
+                                  os.path.join(config.FIO_DIR, "foreign.fio")],
+                                 env=fenv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            bg_procs.append((i, None, p, outp))
         stallers = []
         md_cache = None
         if c["kind"] in ("md-raid5", "md-raid10"):
@@ -911,7 +938,8 @@ class Runner:
                 achieved = round((bj["read"]["total_ios"] + bj["write"]["total_ios"]) / rt, 1) if rt else 0.0
             except (OSError, ValueError, KeyError, IndexError):
                 pass
-            bg_res.append({"member": i, "rate_iops": rate, "achieved_iops": achieved})
+            bg_res.append({"member": i, "rate_iops": rate, "achieved_iops": achieved,
+                           "kind": "background" if rate is not None else "foreign"})
         if r.returncode != 0:
             raise RuntimeError("fio exit %d: %s" % (r.returncode, (r.stderr or r.stdout).strip()[-400:]))
         with open(fio_out) as f:
@@ -1260,7 +1288,8 @@ def rainssd_cache(line, n):
 def jsonable_disturb(d):
     return {"slow": {str(k): v for k, v in d["slow"].items()},
             "background": {str(k): v for k, v in d["background"].items()},
-            "stall": {str(k): v for k, v in d["stall"].items()}}
+            "stall": {str(k): v for k, v in d["stall"].items()},
+            "foreign": {str(k): v for k, v in d.get("foreign", {}).items()}}
 
 
 def strip_scenario(sc):

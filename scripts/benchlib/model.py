@@ -257,6 +257,8 @@ def measured_bound(rec):
             period = span_ms / s["count"]
             wait[m] = s["mean_ms"] ** 2 / (2.0 * period)
     for x in rec.get("background") or []:
+        if x.get("kind") == "foreign":
+            continue
         bg[int(x["member"])] = x["achieved_iops"] if x["achieved_iops"] is not None else x["rate_iops"]
     channel = {"lat_ms": [x / 1000.0 for x in ch["lat_us"]], "qd": [ch["qd"]] * n,
                "write_extra_ms": float(ch.get("write_extra_ms", 0)), "cap_factor": cap,

@@ -92,6 +92,12 @@ def scenario_args(sc):
         out += ["--bg", "%d:%s" % (i, f)]
     for i, s in sorted(di["stall"].items()):
         out += ["--stall", "%d:%d:%d" % (i, s["stall_ms"], s["period_ms"])]
+    for i, f in sorted(di.get("foreign", {}).items()):
+        out += ["--foreign", "%d:%d:%d" % (i, f["qd"], f["read_pct"])]
+    if di.get("foreign") and ch.get("member_dev", "linear") != "channel":
+        # the tenant reaches the channel through its own dm-linear: not in
+        # the statistics of the member's device
+        out += ["--foreign-hidden"]
     return out
 
 
@@ -221,7 +227,7 @@ def jitter_hist(runs, job, contenders):
         if int(env.get("IODEPTH", 1)) * int(env.get("NUMJOBS", 1)) != 1 or r["fio"]["write"]["ios"]:
             raise ValueError("%s: want a read-only job at QD 1" % r["_file"])
         lat = r["channel"]["lat_us"]
-        if len(set(lat)) != 1 or any(r["disturb"][k] for k in ("slow", "background", "stall")):
+        if len(set(lat)) != 1 or any(r["disturb"].get(k) for k in ("slow", "background", "stall", "foreign")):
             raise ValueError("%s: want equal, undisturbed members" % r["_file"])
         for v, c in r["fio"]["read"]["lat_hist_ns"]:
             us = max(0, int(round(v / 1000.0 - lat[0])))
