@@ -4,9 +4,9 @@
 # its place and `rebuild 1` (what rainssd-admin replace does), and while the
 # rebuild runs (slowed by max_recovery_rate) read the old data back and
 # write new data on both sides of the checkpoint, both verified. On 4
-# members the rebuild is also suspended and resumed, and the volume loaded
-# again from the table it prints (which names the rebuild), mid-way: it goes
-# on from its checkpoint. When it is done the health is all A, the parity
+# members the rebuild is also held (frozen) once under way, suspended and
+# resumed, and the volume loaded again from the table it prints (which names
+# the rebuild), mid-way: it goes on from its checkpoint. When it is done the health is all A, the parity
 # is right, and with a *different* member failed every byte still verifies,
 # so the rebuilt member provably holds the right data.
 . "$REPO/tests/lib.sh"
@@ -40,6 +40,13 @@ run() { # run <members> <chunk sectors> <churn: 0|1>
 	dmsetup resume rsr || fail "resume with rebuild 1"
 	[ "$(t_status_field rsr 2 | cut -c2)" = a ] || fail "health $(t_status_field rsr 2): member 1 not rebuilding"
 	[ "$(t_opstat rsr sync_action)" = recover ] || fail "sync_action $(t_opstat rsr sync_action)"
+	if [ "$churn" = 1 ]; then
+		# Held once under way, so that it is still mid-way at the suspend,
+		# however slow the host runs fio (a reload thaws it).
+		for _ in $(seq 60); do [ "$(done_sectors rsr)" -gt 0 ] && break; sleep 1; done
+		dmsetup message rsr 0 frozen || fail "frozen"
+		[ "$(t_status_field rsr 2 | cut -c2)" = a ] || fail "the rebuild ended before it was held"
+	fi
 	# While it rebuilds: the old data reads back, new data lands everywhere.
 	t_fio old $v --rw=randwrite --bsrange=4k-64k --blockalign=4k --iodepth=8 --size=12m \
 		--verify=crc32c --verify_only=1 --verify_fatal=1
