@@ -11,6 +11,8 @@
 
 #include "rainssd.h"
 #include "rainssd-bitmap.h"
+#include "rainssd-migrate.h"
+#include "rainssd-tier.h"
 
 /*
  * The numeric options: fields of struct rs_tunables (the decisions) or of
@@ -50,6 +52,13 @@ static const struct rs_num_desc rs_num_descs[] = {
 	  .offset = offsetof(struct rainssd, region_size), .min = 8, .max = 2147483647,
 	  .def = RS_DEF_REGION_SIZE,
 	  .error = "Invalid region_size: need 8 to 2147483647 sectors" },
+	{ .name = "tier_size", .target = true, .table_only = true,
+	  .offset = offsetof(struct rainssd, tier_size), .min = 0, .max = 4294967295U,
+	  .def = 0, .error = "Invalid tier_size: need 0 to 4294967295 sectors" },
+	RS_TARGET_NUM(migration_threshold, 1, 63, RS_DEF_MIGRATION_THRESHOLD),
+	RS_TARGET_NUM(tier_high_pct, 0, 100, RS_DEF_TIER_HIGH_PCT),
+	RS_TARGET_NUM(tier_low_pct, 0, 100, RS_DEF_TIER_LOW_PCT),
+	RS_TARGET_NUM(migration_rate, 0, 2000000000, RS_DEF_MIGRATION_RATE),
 };
 
 static unsigned int *rs_num(struct rainssd *rs, const struct rs_num_desc *d)
@@ -178,7 +187,9 @@ int rs_set_option(struct rainssd *rs, int opt, const char *val, bool in_table, c
 	}
 	d = &rs_num_descs[opt - RS_OPT_NUMS];
 	if (d->table_only && !in_table) {
-		*error = "region_size is a table argument: it shapes a new volume's bitmap";
+		*error = !strcmp(d->name, "tier_size") ?
+			 "tier_size is a table argument: it shapes a new volume's tier" :
+			 "region_size is a table argument: it shapes a new volume's bitmap";
 		return -EINVAL;
 	}
 	if (kstrtouint(val, 10, &v) || v < d->min || v > d->max) {
@@ -192,7 +203,17 @@ int rs_set_option(struct rainssd *rs, int opt, const char *val, bool in_table, c
 		*error = "min_recovery_rate must not exceed max_recovery_rate";
 		return -EINVAL;
 	}
+	if (!in_table &&
+	    ((!strcmp(d->name, "tier_low_pct") && v > READ_ONCE(rs->tier_high_pct)) ||
+	     (!strcmp(d->name, "tier_high_pct") && v < READ_ONCE(rs->tier_low_pct)))) {
+		*error = "tier_low_pct must not exceed tier_high_pct";
+		return -EINVAL;
+	}
+	if (in_table && !strcmp(d->name, "tier_size"))
+		rs->tier_size_given = true;
 	WRITE_ONCE(*rs_num(rs, d), v);
+	if (!in_table && rs->tier_mig && strstr(d->name, "tier_") == d->name)
+		rs_migrate_kick(rs->tier_mig);
 	return 0;
 }
 
@@ -214,6 +235,10 @@ int rs_set_option(struct rainssd *rs, int opt, const char *val, bool in_table, c
  *   max_recovery_rate <KiB/s>		... and ceiling (200000)
  *   max_corr_read_errors <n>		read errors a member may have (20)
  *   region_size <sectors>		a new volume's bitmap regions (131072: 64 MiB)
+ *   tier_size <sectors>		a new volume's RAID1 tier, per member (0: none)
+ *   migration_threshold <1..63>	HybRAID's online migration threshold (4)
+ *   tier_high_pct, tier_low_pct <0..100>  the offline migration's watermarks (90, 70)
+ *   migration_rate <KiB/s>		the offline migration's speed per member (20000)
  */
 int rs_parse_opt_args(struct rainssd *rs, struct dm_arg_set *as)
 {
@@ -262,6 +287,10 @@ int rs_parse_opt_args(struct rainssd *rs, struct dm_arg_set *as)
 	}
 	if (rs->min_recovery_rate > rs->max_recovery_rate) {
 		ti->error = "min_recovery_rate must not exceed max_recovery_rate";
+		return -EINVAL;
+	}
+	if (rs->tier_low_pct > rs->tier_high_pct) {
+		ti->error = "tier_low_pct must not exceed tier_high_pct";
 		return -EINVAL;
 	}
 	return 0;

@@ -10,6 +10,13 @@
 #include <linux/part_stat.h>
 #include <linux/version.h>
 
+/* get_unaligned_le*() and put_unaligned_le*(): moved in 6.12. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
+#endif
+
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 0)
 #error "dm-rainssd needs Linux 6.1 or later"
 #endif

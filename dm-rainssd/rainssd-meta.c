@@ -589,3 +589,13 @@ int rs_meta_commit_sync(struct rs_meta *m)
 	spin_unlock_irqrestore(&m->lock, flags);
 	return rs_meta_commit(m);
 }
+
+/* The volume's UUID (a new volume's, chosen at load). */
+void rs_meta_uuid(struct rs_meta *m, u8 *uuid)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&m->lock, flags);
+	memcpy(uuid, m->sb.uuid, sizeof(m->sb.uuid));
+	spin_unlock_irqrestore(&m->lock, flags);
+}

@@ -58,5 +58,6 @@ void rs_meta_set_resync_cp(struct rs_meta *m, u64 cp);
 void rs_meta_request_commit(struct rs_meta *m);
 unsigned int rs_meta_state(struct rs_meta *m, unsigned int idx);
 u64 rs_meta_events(struct rs_meta *m);
+void rs_meta_uuid(struct rs_meta *m, u8 *uuid);
 
 #endif

@@ -679,6 +679,9 @@ int rs_op_init(struct rainssd *rs, bool (*feed)(struct rainssd *rs, struct bio *
 	 */
 	ol->emergency_bios = 5 * g->n + RS_OP_MAX_STRIPES +
 			     DIV_ROUND_UP(ol->max_pages, BIO_MAX_VECS);
+	/* With a tier: each stripe's chunks to (or from) their two copies, one range each. */
+	if (rs->tier)
+		ol->emergency_bios += 2 * (g->n - 1) * RS_OP_MAX_STRIPES;
 	r = bioset_init(&ol->bs, g->n, offsetof(struct rs_mbio, bio), BIOSET_NEED_BVECS);
 	if (r)
 		goto bad;

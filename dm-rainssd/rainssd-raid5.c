@@ -24,6 +24,7 @@
 #include "rainssd-log.h"
 #include "rainssd-meta.h"
 #include "rainssd-raid5.h"
+#include "rainssd-tiermap.h"
 #include "rainssd-xor.h"
 
 /* The first or last stripe of an operation, which may be partial. */
@@ -41,6 +42,8 @@ enum rs_r5_kind {
 	RS_R5_REBUILD,		/* the rebuilding member's chunks made from the others */
 	RS_R5_CHECK,		/* scrub: count the sectors whose parity disagrees */
 	RS_R5_REPAIR,		/* scrub: ... and make their parity from the data */
+	RS_R5_MIGRATE,		/* a stripe's tier rows written into its home (no user bio) */
+	RS_R5_TREAD,		/* a read of tier rows whose copy failed: the other, repaired */
 };
 
 struct rs_r5_op {
@@ -73,7 +76,13 @@ struct rs_r5_op {
 	rs_r5_done_fn done;
 	void *done_ctx;
 	unsigned long mismatched;	/* scrub: stripes i whose parity disagreed */
-	u64 mismatch_sectors;
+	u64 mismatch_sectors;		/* (migration: the sectors per member it moved) */
+
+	/* The tier (rainssd-tiermap.h): where each stripe's write goes. */
+	bool tier_planned;
+	bool tier_changed;		/* moved rows or stripes: a FUA write waits for a commit */
+	u8 place[RS_OP_MAX_STRIPES];	/* enum rs_place */
+	u32 rec[RS_OP_MAX_STRIPES];	/* the record of a stripe placed in the tier */
 };
 
 static struct rs_r5_op *to_r5(struct rs_op *op)
@@ -215,6 +224,263 @@ static void rs_r5_add(struct rs_r5_op *r5, unsigned int i, unsigned int m, blk_o
 	rs_batch_add(&r5->op, m, opf, rs_member_sector(g, r5->op.stripe + i, start),
 		     rs_r5_pidx(r5, i, m, boff), offset_in_page(boff),
 		     (end - start) << SECTOR_SHIFT, hint);
+}
+
+/* ---- the tier ---- */
+
+/* Whether stripe @i's write goes to its mirror copies in the tier. */
+static bool rs_r5_tiered(const struct rs_r5_op *r5, unsigned int i)
+{
+	return r5->tier_planned &&
+	       (r5->place[i] == RS_PLACE_R1 || r5->place[i] == RS_PLACE_TO_R1);
+}
+
+/*
+ * The rows of home member @m's chunk stripe @i writes (an end stripe's by
+ * its shape, a whole chunk in between), with @round out to whole 4 KiB
+ * rows; none for the parity member.
+ */
+static struct rs_range rs_r5_tier_rows(const struct rs_r5_op *r5, unsigned int i, unsigned int m,
+				       bool round)
+{
+	const struct rs_geom *g = &r5->op.rs->geom;
+	int e = rs_r5_end_of(r5, i);
+	struct rs_range w = { 0, 0 };
+
+	if (m == rs_parity_member(g, r5->op.stripe + i))
+		return w;
+	w = e >= 0 ? r5->end[e].shape.w[m] : rs_r5_rows(r5, i);
+	if (round && rs_range_len(&w)) {
+		w.start = round_down(w.start, RS_TIER_ROW_SECTORS);
+		w.end = min_t(unsigned int, round_up(w.end, RS_TIER_ROW_SECTORS), g->chunk);
+	}
+	return w;
+}
+
+/*
+ * A readable copy of chunk @k of stripe @i (none of @avoid), the less busy
+ * of the two: its member and the member sector of its slot. False when
+ * neither can be read.
+ */
+static bool rs_r5_tier_src(const struct rs_r5_op *r5, unsigned int i, unsigned int k,
+			   unsigned long avoid, unsigned int *cm, sector_t *sector)
+{
+	struct rainssd *rs = r5->op.rs;
+	const struct rs_tier_layout *t = rs_tier_layout_of(rs->tier);
+	unsigned int c, m[2], best = 2;
+	struct rs_tier_view v;
+	u32 slot[2];
+
+	rs_tier_view(rs->tier, r5->op.stripe + i, &v);
+	if (v.rec == U32_MAX)
+		return false;
+	for (c = 0; c < 2; c++) {
+		rs_tier_r_copy(t, v.r, k, c, &m[c], &slot[c]);
+		if (avoid & BIT(m[c]))
+			continue;
+		if (best == 2 ||
+		    rs_load_queued(&rs->load, m[c]) < rs_load_queued(&rs->load, m[best]))
+			best = c;
+	}
+	if (best == 2)
+		return false;
+	*cm = m[best];
+	*sector = rs_tier_slot_sector(t, slot[best]);
+	return true;
+}
+
+/* Whether row @row (in 4 KiB rows) of chunk @k of stripe @i is in the tier now. */
+static bool rs_r5_tier_has(const struct rs_r5_op *r5, unsigned int i, unsigned int k,
+			   unsigned int row)
+{
+	struct rainssd *rs = r5->op.rs;
+	struct rs_tier_view v;
+
+	rs_tier_view(rs->tier, r5->op.stripe + i, &v);
+	return v.rec != U32_MAX && rs_tier_r_row(rs_tier_layout_of(rs->tier), v.r, k, row);
+}
+
+/*
+ * Read home member @m's rows [start, end) of stripe @i, all of one kind
+ * (in the tier or not), into its buffer from where they are: a copy, or
+ * the home. Without @add only say whether it can be done.
+ */
+static bool rs_r5_tier_read(struct rs_r5_op *r5, unsigned int i, unsigned int m,
+			    unsigned int start, unsigned int end, bool add)
+{
+	struct rs_op *op = &r5->op;
+	const struct rs_geom *g = &op->rs->geom;
+	unsigned long unread = rs_r5_unread_of(r5, i);
+	int k = rs_member_to_k(g, op->stripe + i, m);
+	unsigned int boff = rs_r5_boff(r5, i, start), cm;
+	sector_t sector;
+
+	if (k < 0 || start >= end)
+		return true;
+	if (!rs_r5_tier_has(r5, i, k, start / RS_TIER_ROW_SECTORS)) {
+		if (unread & BIT(m))
+			return false;
+		if (add)
+			rs_r5_add(r5, i, m, REQ_OP_READ, start, end, 0);
+		return true;
+	}
+	if (!rs_r5_tier_src(r5, i, k, unread, &cm, &sector))
+		return false;
+	if (add)
+		rs_batch_add(op, cm, REQ_OP_READ, sector + start, rs_r5_pidx(r5, i, m, boff),
+			     offset_in_page(boff), (end - start) << SECTOR_SHIFT, 0);
+	return true;
+}
+
+/*
+ * A tier stripe's pre-reads: the rest of the first and last 4 KiB row of
+ * each chunk it writes in part (the copies hold whole rows). Returns how
+ * many, or -1 when one has nowhere to be read from. Without @add only
+ * counts.
+ */
+static int rs_r5_tier_prereads(struct rs_r5_op *r5, unsigned int i, bool add)
+{
+	const struct rs_geom *g = &r5->op.rs->geom;
+	struct rs_range w, rw;
+	unsigned int m, rows[2], nr, j;
+	int count = 0;
+
+	for (m = 0; m < g->n; m++) {
+		w = rs_r5_tier_rows(r5, i, m, false);
+		rw = rs_r5_tier_rows(r5, i, m, true);
+		if (!rs_range_len(&w))
+			continue;
+		nr = 0;
+		if (rw.start < w.start)
+			rows[nr++] = rw.start;
+		if (rw.end > w.end && (!nr || rw.end - RS_TIER_ROW_SECTORS != rows[0]))
+			rows[nr++] = rw.end - RS_TIER_ROW_SECTORS;
+		for (j = 0; j < nr; j++) {
+			if (!rs_r5_tier_read(r5, i, m, rows[j], rows[j] + RS_TIER_ROW_SECTORS, add))
+				return -1;
+			count++;
+		}
+	}
+	return count;
+}
+
+/* A tier stripe's writes: each chunk's whole rows to both of its copies that can be written. */
+static void rs_r5_tier_writes(struct rs_r5_op *r5, unsigned int i, blk_opf_t opf)
+{
+	struct rs_op *op = &r5->op;
+	struct rainssd *rs = op->rs;
+	const struct rs_tier_layout *t = rs_tier_layout_of(rs->tier);
+	unsigned long dead = rs_r5_dead_of(r5, i) | r5->skip;
+	unsigned int m, c, cm, boff, len;
+	struct rs_tier_view v;
+	struct rs_range rw;
+	u32 slot;
+	int k;
+
+	rs_tier_view(rs->tier, op->stripe + i, &v);
+	if (WARN_ON_ONCE(v.rec == U32_MAX))
+		return;
+	for (m = 0; m < rs->geom.n; m++) {
+		rw = rs_r5_tier_rows(r5, i, m, true);
+		k = rs_member_to_k(&rs->geom, op->stripe + i, m);
+		if (!rs_range_len(&rw) || k < 0)
+			continue;
+		boff = rs_r5_boff(r5, i, rw.start);
+		len = rs_range_len(&rw) << SECTOR_SHIFT;
+		for (c = 0; c < 2; c++) {
+			rs_tier_r_copy(t, v.r, k, c, &cm, &slot);
+			if (dead & BIT(cm))
+				continue;
+			rs_batch_add(op, cm, opf, rs_tier_slot_sector(t, slot) + rw.start,
+				     rs_r5_pidx(r5, i, m, boff), offset_in_page(boff), len, len);
+		}
+	}
+}
+
+/*
+ * Where each stripe's write goes (HybRAID's placement, rs_tier_place()),
+ * decided once per operation with its stripes held (a plan made again
+ * keeps it): a stripe that enters the tier gets its record and slots now.
+ */
+static void rs_r5_tier_plan(struct rs_r5_op *r5)
+{
+	struct rs_op *op = &r5->op;
+	struct rainssd *rs = op->rs;
+	const struct rs_geom *g = &rs->geom;
+	struct rs_tier *tr = rs->tier;
+	unsigned long avoid = r5->dead;
+	u32 queued[RS_MAX_DEVS];
+	struct rs_place_out out;
+	struct rs_tier_view v;
+	unsigned int i, m;
+	u64 stripe;
+
+	r5->tier_planned = true;
+	if (r5->rb != RS_NO_MEMBER)
+		avoid |= BIT(r5->rb);
+	for (m = 0; m < g->n; m++)
+		queued[m] = rs_load_queued(&rs->load, m);
+	for (i = 0; i < op->nr; i++) {
+		struct rs_place_in in = {
+			.threshold = READ_ONCE(rs->migration_threshold),
+			.room = rs_tier_room(tr),
+			.frozen = rs_tier_mode(tr) != RS_TIER_RW,
+		};
+
+		stripe = op->stripe + i;
+		rs_tier_view(tr, stripe, &v);
+		in.in_tier = v.rec != U32_MAX;
+		in.written = v.written;
+		in.hist = v.hist;
+		in.full = r5->lstart <= stripe * g->stripe_data &&
+			  r5->lend >= (stripe + 1) * g->stripe_data;
+		rs_tier_place(&in, &out);
+		r5->rec[i] = v.rec;
+		if (out.place == RS_PLACE_TO_R1) {
+			r5->rec[i] = rs_tier_enter(tr, stripe, avoid, queued, out.hist);
+			if (r5->rec[i] == U32_MAX)
+				out.place = RS_PLACE_R5;
+			else
+				r5->tier_changed = true;
+		}
+		if (out.place == RS_PLACE_TO_R5)
+			r5->tier_changed = true;
+		r5->place[i] = out.place;
+		rs_tier_note_write(tr, stripe, out.hist);
+	}
+}
+
+/*
+ * The writes are in: the rows written in the tier are now read from it; a
+ * stripe written whole into its home (by an aligned full-stripe write or
+ * the offline migration) leaves the tier.
+ */
+static void rs_r5_tier_written(struct rs_r5_op *r5)
+{
+	struct rs_op *op = &r5->op;
+	struct rainssd *rs = op->rs;
+	struct rs_range rw;
+	unsigned int i, m;
+	int k;
+
+	for (i = 0; i < op->nr; i++) {
+		if (r5->place[i] == RS_PLACE_TO_R5) {
+			rs_tier_leave(rs->tier, op->stripe + i, r5->kind == RS_R5_MIGRATE);
+			continue;
+		}
+		if (!rs_r5_tiered(r5, i))
+			continue;
+		rs_tier_count(rs->tier, true);
+		for (m = 0; m < rs->geom.n; m++) {
+			rw = rs_r5_tier_rows(r5, i, m, true);
+			k = rs_member_to_k(&rs->geom, op->stripe + i, m);
+			if (!rs_range_len(&rw) || k < 0)
+				continue;
+			rs_tier_set_rows(rs->tier, r5->rec[i], k, rw.start / RS_TIER_ROW_SECTORS,
+					 rw.end / RS_TIER_ROW_SECTORS);
+		}
+		r5->tier_changed = true;
+	}
 }
 
 /*
@@ -380,6 +646,10 @@ static void rs_r5_build_prereads(struct rs_op *op)
 		unsigned int i = e ? op->nr - 1 : 0;
 		unsigned long unread = rs_r5_unread_of(r5, i);
 
+		if (rs_r5_tiered(r5, i)) {
+			rs_r5_tier_prereads(r5, i, true);
+			continue;
+		}
 		for (m = 0; m < rs->geom.n; m++) {
 			if (test_bit(m, &unread))
 				continue;
@@ -403,7 +673,7 @@ static struct rs_range rs_r5_write_rows(const struct rs_r5_op *r5, unsigned int 
 	int e = rs_r5_end_of(r5, i);
 	struct rs_range none = { 0, 0 };
 
-	if (test_bit(m, &r5->skip) || (rs_r5_dead_of(r5, i) & BIT(m)))
+	if (test_bit(m, &r5->skip) || (rs_r5_dead_of(r5, i) & BIT(m)) || rs_r5_tiered(r5, i))
 		return none;
 	if (e >= 0)
 		return rs_shape_writes(&r5->end[e].shape, r5->end[e].mode, m);
@@ -415,8 +685,8 @@ static void rs_r5_build_writes(struct rs_op *op)
 {
 	struct rs_r5_op *r5 = to_r5(op);
 	struct rainssd *rs = op->rs;
-	blk_opf_t opf = REQ_OP_WRITE |
-			(op->bio->bi_opf & (REQ_FUA | REQ_SYNC | REQ_META | REQ_PRIO));
+	blk_opf_t keep = REQ_FUA | REQ_SYNC | REQ_META | REQ_PRIO;
+	blk_opf_t opf = REQ_OP_WRITE | (op->bio ? op->bio->bi_opf & keep : 0);
 	struct rs_range w;
 	unsigned int m, i, left;
 
@@ -434,6 +704,9 @@ static void rs_r5_build_writes(struct rs_op *op)
 			left -= rs_range_len(&w) << SECTOR_SHIFT;
 		}
 	}
+	for (i = 0; i < op->nr; i++)
+		if (rs_r5_tiered(r5, i))
+			rs_r5_tier_writes(r5, i, opf);
 }
 
 /*
@@ -448,16 +721,30 @@ static void rs_r5_ack(struct rs_op *op)
 	rs_r5_finish(r5, rs_dead_count(op->rs) > 1 ? BLK_STS_IOERR : BLK_STS_OK);
 }
 
+/* Then: a write that skipped a failed member waits for the superblocks to say so. */
+static void rs_r5_meta_acked(struct rs_op *op)
+{
+	struct rainssd *rs = op->rs;
+
+	if (READ_ONCE(rs->dead_mask) && !rs_meta_wait_committed(rs->meta, op, rs_r5_ack))
+		return;
+	rs_r5_ack(op);
+}
+
 static void rs_r5_written(struct rs_op *op)
 {
 	struct rs_r5_op *r5 = to_r5(op);
 	struct rainssd *rs = op->rs;
 
-	/* A failed member write is held by the parity (or data) that landed. */
+	/* A failed member write is held by the parity (or data, or a copy) that landed. */
 	rs_r5_note_failures(r5, false);
-	if (READ_ONCE(rs->dead_mask) && !rs_meta_wait_committed(rs->meta, op, rs_r5_ack))
+	if (r5->tier_planned)
+		rs_r5_tier_written(r5);
+	/* A FUA write that moved rows or stripes: durable once the mapping is. */
+	if (r5->tier_changed && op->bio && (op->bio->bi_opf & REQ_FUA) &&
+	    !rs_tier_wait_committed(rs->tier, op, rs_r5_meta_acked))
 		return;
-	rs_r5_ack(op);
+	rs_r5_meta_acked(op);
 }
 
 /* Before the user's data lands in the buffers: what needs the old contents. */
@@ -521,6 +808,8 @@ static bool rs_r5_needs_log(const struct rs_r5_op *r5, unsigned int i)
 	const struct rs_geom *g = &r5->op.rs->geom;
 	unsigned long dead = rs_r5_dead_of(r5, i);
 
+	if (rs_r5_tiered(r5, i))
+		return false;	/* no parity in the tier */
 	return dead && !(dead & BIT(rs_parity_member(g, r5->op.stripe + i)));
 }
 
@@ -646,11 +935,15 @@ static void rs_r5_compute(struct rs_op *op)
 		return rs_r5_plan(op);
 
 	for (i = 0; i < op->nr; i++) {
+		if (rs_r5_tiered(r5, i))
+			continue;
 		s = rs_r5_stripe(r5, i, &tmp, &mode);
 		rs_r5_compute_old(r5, i, s, mode);
 	}
 	rs_r5_copy(r5, false);
 	for (i = 0; i < op->nr; i++) {
+		if (rs_r5_tiered(r5, i))
+			continue;
 		s = rs_r5_stripe(r5, i, &tmp, &mode);
 		rs_r5_compute_new(r5, i, s, mode);
 		if (rs_r5_end_of(r5, i) >= 0)
@@ -706,11 +999,23 @@ static void rs_r5_plan_write(struct rs_r5_op *r5)
 	for (i = 0; i < op->nr; i++)
 		if (hweight_long(rs_r5_dead_of(r5, i)) > 1)
 			return rs_r5_finish(r5, BLK_STS_IOERR);
+	if (op->rs->tier && !r5->tier_planned)
+		rs_r5_tier_plan(r5);
 	for (e = 0; e < (op->nr > 1 ? 2 : 1); e++) {
 		i = e ? op->nr - 1 : 0;
 		unread = rs_r5_unread_of(r5, i);
 		if (hweight_long(unread) > 1)
 			return rs_r5_finish(r5, BLK_STS_IOERR);
+		if (rs_r5_tiered(r5, i)) {
+			/* Mirror copies: no parity; the rest of partly written rows is read. */
+			rs_shape_from_range(&r5->end[e].shape, &op->rs->geom, op->stripe + i,
+					    RS_NO_MEMBER, r5->lstart, r5->lend);
+			r5->end[e].mode = RS_WRITE_FULL;
+			if (rs_r5_tier_prereads(r5, i, false) < 0)
+				return rs_r5_finish(r5, BLK_STS_IOERR);
+			reads |= rs_r5_tier_prereads(r5, i, false) > 0;
+			continue;
+		}
 		rs_r5_plan_end(r5, e, rs_one(unread));
 		for (m = 0; m < r5->end[e].shape.n && !reads; m++)
 			reads = rs_shape_reads(&r5->end[e].shape, r5->end[e].mode, m, r);
@@ -877,12 +1182,208 @@ static void rs_r5_scrub(struct rs_r5_op *r5, unsigned int i)
 		rs_r5_xor(r5, i, p, data, 0, g->chunk, false);
 }
 
+/* ---- resync, rebuild and scrub of the tier's copies ---- */
+
+/*
+ * After a sync operation's stripes are done in their homes, the copies of
+ * those in the tier: a resync (after a crash) and a repair write copy 0's
+ * rows over copy 1's (md's RAID1 does the same), a rebuild writes the rows
+ * of every copy on the rebuilt member from the other copy; a check and a
+ * repair first compare the rows in the tier, one chunk of every stripe per
+ * step (copy 0 into the chunk's buffer, copy 1 into the parity's),
+ * counting the sectors that differ. r5->member is the chunk of the step.
+ */
+static void rs_r5_tier_sync_step(struct rs_op *op);
+
+/* The copies of chunk @k of stripe @i: src (read) and dst (written); false to skip it. */
+static bool rs_r5_tier_pair(struct rs_r5_op *r5, unsigned int i, unsigned int k,
+			    struct rs_tier_copy *src, struct rs_tier_copy *dst)
+{
+	struct rainssd *rs = r5->op.rs;
+	const struct rs_tier_layout *t = rs_tier_layout_of(rs->tier);
+	unsigned long dead = r5->dead | r5->bad;
+	unsigned int m[2], c;
+	struct rs_tier_view v;
+	u32 slot[2];
+
+	rs_tier_view(rs->tier, r5->op.stripe + i, &v);
+	if (v.rec == U32_MAX)
+		return false;
+	for (c = 0; c < 2; c++)
+		rs_tier_r_copy(t, v.r, k, c, &m[c], &slot[c]);
+	c = 0;
+	if (r5->kind == RS_R5_REBUILD) {
+		if (m[0] != r5->rb && m[1] != r5->rb)
+			return false;
+		c = m[0] == r5->rb;
+	}
+	if ((dead & BIT(m[c])) || (dead & BIT(m[!c])))
+		return false;
+	src->member = m[c];
+	src->slot = slot[c];
+	dst->member = m[!c];
+	dst->slot = slot[!c];
+	return true;
+}
+
+/* The rows of chunk @k of stripe @i in the tier, from (or to) @cp, in @bm's buffer. */
+static void rs_r5_tier_rows_io(struct rs_r5_op *r5, unsigned int i, unsigned int k,
+			       const struct rs_tier_copy *cp, unsigned int bm, blk_opf_t opf)
+{
+	struct rs_op *op = &r5->op;
+	const struct rs_tier_layout *t = rs_tier_layout_of(op->rs->tier);
+	unsigned int rows = t->rows, start, row, boff;
+
+	for (start = 0; start < rows; start = row + 1) {
+		for (; start < rows && !rs_r5_tier_has(r5, i, k, start); start++)
+			;
+		for (row = start; row < rows && rs_r5_tier_has(r5, i, k, row); row++)
+			;
+		if (start >= rows)
+			break;
+		boff = start * RS_TIER_ROW_SECTORS << SECTOR_SHIFT;
+		rs_batch_add(op, cp->member, opf,
+			     rs_tier_slot_sector(t, cp->slot) + start * RS_TIER_ROW_SECTORS,
+			     rs_r5_pidx(r5, i, bm, boff), offset_in_page(boff),
+			     (row - start) * RS_TIER_ROW_SECTORS << SECTOR_SHIFT, 0);
+	}
+}
+
+static bool rs_r5_tier_checks(const struct rs_r5_op *r5)
+{
+	return r5->kind == RS_R5_CHECK || r5->kind == RS_R5_REPAIR;
+}
+
+/* The step's reads: every chunk (copy src), or for a check chunk r5->member of both copies. */
+static void rs_r5_build_tier_sync_reads(struct rs_op *op)
+{
+	struct rs_r5_op *r5 = to_r5(op);
+	const struct rs_geom *g = &op->rs->geom;
+	struct rs_tier_copy src, dst;
+	unsigned int i, k, p;
+
+	for (i = 0; i < op->nr; i++) {
+		p = rs_parity_member(g, op->stripe + i);
+		for (k = 0; k < g->n - 1; k++) {
+			if (rs_r5_tier_checks(r5) && k != r5->member)
+				continue;
+			if (!rs_r5_tier_pair(r5, i, k, &src, &dst))
+				continue;
+			rs_r5_tier_rows_io(r5, i, k, &src, rs_data_member(g, op->stripe + i, k),
+					   REQ_OP_READ);
+			if (rs_r5_tier_checks(r5))
+				rs_r5_tier_rows_io(r5, i, k, &dst, p, REQ_OP_READ);
+		}
+	}
+}
+
+/* The step's writes: copy src's rows over dst (a check only counts). */
+static void rs_r5_build_tier_sync_writes(struct rs_op *op)
+{
+	struct rs_r5_op *r5 = to_r5(op);
+	const struct rs_geom *g = &op->rs->geom;
+	struct rs_tier_copy src, dst;
+	unsigned int i, k;
+
+	for (i = 0; i < op->nr; i++) {
+		for (k = 0; k < g->n - 1; k++) {
+			if (rs_r5_tier_checks(r5) &&
+			    (k != r5->member || !test_bit(i, &r5->mismatched)))
+				continue;
+			if (!rs_r5_tier_pair(r5, i, k, &src, &dst))
+				continue;
+			rs_r5_tier_rows_io(r5, i, k, &dst, rs_data_member(g, op->stripe + i, k),
+					   REQ_OP_WRITE);
+		}
+	}
+}
+
+static void rs_r5_tier_sync_next(struct rs_op *op)
+{
+	struct rs_r5_op *r5 = to_r5(op);
+
+	if (op->failed) {
+		rs_r5_note_failures(r5, false);
+		return rs_r5_finish(r5, BLK_STS_IOERR);
+	}
+	if (rs_r5_tier_checks(r5) && ++r5->member < op->rs->geom.n - 1)
+		return rs_r5_tier_sync_step(op);
+	rs_r5_finish(r5, BLK_STS_OK);
+}
+
+/* The reads are in: a check compares the rows in the tier; then the writes. */
+static void rs_r5_tier_sync_read(struct rs_op *op)
+{
+	struct rs_r5_op *r5 = to_r5(op);
+	const struct rs_geom *g = &op->rs->geom;
+	const struct rs_tier_layout *t = rs_tier_layout_of(op->rs->tier);
+	struct rs_tier_copy src, dst;
+	unsigned int i, row, sec, p, dm, boff, k = r5->member;
+	bool differs;
+
+	if (op->failed) {
+		/* A copy could not be read: counted, and this stretch ends in an error. */
+		rs_r5_note_failures(r5, true);
+		return rs_r5_finish(r5, BLK_STS_IOERR);
+	}
+	r5->mismatched = 0;
+	for (i = 0; rs_r5_tier_checks(r5) && i < op->nr; i++) {
+		if (!rs_r5_tier_pair(r5, i, k, &src, &dst))
+			continue;
+		p = rs_parity_member(g, op->stripe + i);
+		dm = rs_data_member(g, op->stripe + i, k);
+		differs = false;
+		for (row = 0; row < t->rows; row++) {
+			if (!rs_r5_tier_has(r5, i, k, row))
+				continue;
+			for (sec = 0; sec < min(RS_TIER_ROW_SECTORS, g->chunk); sec++) {
+				boff = (row * RS_TIER_ROW_SECTORS + sec) << SECTOR_SHIFT;
+				if (memcmp(rs_r5_addr(r5, i, dm, boff), rs_r5_addr(r5, i, p, boff),
+					   SECTOR_SIZE)) {
+					r5->mismatch_sectors++;
+					differs = true;
+				}
+			}
+		}
+		if (differs)
+			__set_bit(i, &r5->mismatched);
+	}
+	if (r5->kind == RS_R5_CHECK)
+		return rs_r5_tier_sync_next(op);
+	rs_batch_run(op, rs_r5_build_tier_sync_writes, rs_r5_tier_sync_next);
+}
+
+static void rs_r5_tier_sync_step(struct rs_op *op)
+{
+	rs_batch_run(op, rs_r5_build_tier_sync_reads, rs_r5_tier_sync_read);
+}
+
+/* The homes are done: the copies of the stripes in the tier, if any. */
+static void rs_r5_tier_sync(struct rs_r5_op *r5)
+{
+	struct rs_op *op = &r5->op;
+	struct rs_tier_view v;
+	unsigned int i;
+
+	for (i = 0; op->rs->tier && i < op->nr; i++) {
+		rs_tier_view(op->rs->tier, op->stripe + i, &v);
+		if (v.rec != U32_MAX)
+			break;
+	}
+	if (!op->rs->tier || i == op->nr)
+		return rs_r5_finish(r5, BLK_STS_OK);
+	r5->member = 0;
+	rs_r5_tier_sync_step(op);
+}
+
 static void rs_r5_sync_written(struct rs_op *op)
 {
 	struct rs_r5_op *r5 = to_r5(op);
 
 	rs_r5_note_failures(r5, false);
-	rs_r5_finish(r5, op->failed ? BLK_STS_IOERR : BLK_STS_OK);
+	if (op->failed)
+		return rs_r5_finish(r5, BLK_STS_IOERR);
+	rs_r5_tier_sync(r5);
 }
 
 static void rs_r5_sync_compute(struct rs_op *op)
@@ -906,7 +1407,7 @@ static void rs_r5_sync_compute(struct rs_op *op)
 		rs_r5_xor(r5, i, dst, all & ~BIT(dst), 0, g->chunk, false);
 	}
 	if (r5->kind == RS_R5_CHECK || (r5->kind == RS_R5_REPAIR && !r5->mismatched))
-		return rs_r5_finish(r5, BLK_STS_OK);
+		return rs_r5_tier_sync(r5);
 	rs_batch_run(op, rs_r5_build_sync_writes, rs_r5_sync_written);
 }
 
@@ -927,6 +1428,144 @@ static void rs_r5_plan_sync(struct rs_r5_op *r5)
 	if (lost)
 		return rs_r5_finish(r5, BLK_STS_IOERR);
 	rs_batch_run(op, rs_r5_build_sync_reads, rs_r5_sync_compute);
+}
+
+/* ---- the offline migration: a stripe's tier rows into its home ---- */
+
+/*
+ * Every row of every data chunk into the buffers, from where it is: the
+ * rows in the tier from a copy, the others from the home; in runs of one
+ * kind.
+ */
+static void rs_r5_build_migrate_reads(struct rs_op *op)
+{
+	struct rs_r5_op *r5 = to_r5(op);
+	const struct rs_geom *g = &op->rs->geom;
+	unsigned int m, row, start, rows = max(1U, g->chunk / RS_TIER_ROW_SECTORS);
+	bool in;
+	int k;
+
+	for (m = 0; m < g->n; m++) {
+		k = rs_member_to_k(g, op->stripe, m);
+		if (k < 0)
+			continue;
+		for (start = 0; start < rows; start = row) {
+			in = rs_r5_tier_has(r5, 0, k, start);
+			row = start + 1;
+			while (row < rows && rs_r5_tier_has(r5, 0, k, row) == in)
+				row++;
+			rs_r5_tier_read(r5, 0, m, start * RS_TIER_ROW_SECTORS,
+					min(row * RS_TIER_ROW_SECTORS, g->chunk), true);
+		}
+	}
+}
+
+/* The stripe's data is in the buffers: its parity, then the writes of a full stripe. */
+static void rs_r5_migrate_compute(struct rs_op *op)
+{
+	struct rs_r5_op *r5 = to_r5(op);
+	const struct rs_geom *g = &op->rs->geom;
+	struct rs_r5_end *end = &r5->end[0];
+
+	if (!rs_r5_reads_valid(r5))
+		return rs_r5_plan(op);
+	rs_shape_from_range(&end->shape, g, op->stripe, RS_NO_MEMBER, r5->lstart, r5->lend);
+	end->mode = RS_WRITE_FULL;
+	rs_r5_compute_new(r5, 0, &end->shape, RS_WRITE_FULL);
+	r5->mismatch_sectors = g->chunk;	/* what it moved, per member */
+	r5->gate = RS_R5_GATE_META;
+	rs_r5_gate(op);
+}
+
+static void rs_r5_plan_migrate(struct rs_r5_op *r5)
+{
+	struct rs_op *op = &r5->op;
+	const struct rs_geom *g = &op->rs->geom;
+	unsigned int m, row, rows = max(1U, g->chunk / RS_TIER_ROW_SECTORS);
+	struct rs_tier_view v;
+	int k;
+
+	rs_tier_view(op->rs->tier, op->stripe, &v);
+	if (v.rec == U32_MAX)
+		return rs_r5_finish(r5, BLK_STS_OK);	/* left the tier meanwhile */
+	r5->tier_planned = true;
+	r5->place[0] = RS_PLACE_TO_R5;
+	r5->rec[0] = v.rec;
+	/* Every member is written: none may be out (the migration waits for that). */
+	if (rs_r5_dead_of(r5, 0))
+		return rs_r5_finish(r5, BLK_STS_IOERR);
+	for (m = 0; m < g->n; m++) {
+		k = rs_member_to_k(g, op->stripe, m);
+		for (row = 0; k >= 0 && row < rows; row++)
+			if (!rs_r5_tier_read(r5, 0, m, row * RS_TIER_ROW_SECTORS,
+					     (row + 1) * RS_TIER_ROW_SECTORS, false))
+				return rs_r5_finish(r5, BLK_STS_IOERR);
+	}
+	rs_batch_run(op, rs_r5_build_migrate_reads, rs_r5_migrate_compute);
+}
+
+/* ---- a read of tier rows whose copy failed: the other copy, and the failed one repaired ---- */
+
+static void rs_r5_build_tread(struct rs_op *op)
+{
+	struct rs_r5_op *r5 = to_r5(op);
+
+	rs_r5_tier_read(r5, 0, r5->member, r5->rows[0].start, r5->rows[0].end, true);
+}
+
+/* The failed copy gets the data back (a corrected read error, as for the home). */
+static void rs_r5_build_trepair(struct rs_op *op)
+{
+	struct rs_r5_op *r5 = to_r5(op);
+	const struct rs_tier_layout *t = rs_tier_layout_of(op->rs->tier);
+	int k = rs_member_to_k(&op->rs->geom, op->stripe, r5->member);
+	unsigned int c, cm, boff = rs_r5_boff(r5, 0, r5->rows[0].start);
+	struct rs_tier_view v;
+	u32 slot;
+
+	rs_tier_view(op->rs->tier, op->stripe, &v);
+	for (c = 0; c < 2 && v.rec != U32_MAX && k >= 0; c++) {
+		rs_tier_r_copy(t, v.r, k, c, &cm, &slot);
+		if (!(r5->bad & BIT(cm)) || rs_member_dead(op->rs, cm))
+			continue;
+		rs_batch_add(op, cm, REQ_OP_WRITE, rs_tier_slot_sector(t, slot) + r5->rows[0].start,
+			     rs_r5_pidx(r5, 0, r5->member, boff), offset_in_page(boff),
+			     rs_range_len(&r5->rows[0]) << SECTOR_SHIFT, 0);
+	}
+}
+
+static void rs_r5_trepaired(struct rs_op *op)
+{
+	struct rs_r5_op *r5 = to_r5(op);
+
+	rs_r5_note_failures(r5, false);
+	rs_r5_finish(r5, BLK_STS_OK);
+}
+
+static void rs_r5_tread_done(struct rs_op *op)
+{
+	struct rs_r5_op *r5 = to_r5(op);
+
+	if (!rs_r5_reads_valid(r5))
+		return rs_r5_plan(op);
+	rs_r5_copy(r5, true);
+	rs_tier_count(op->rs->tier, false);
+	if (r5->bad)
+		return rs_batch_run(op, rs_r5_build_trepair, rs_r5_trepaired);
+	rs_r5_finish(r5, BLK_STS_OK);
+}
+
+/*
+ * The rows are read again from where they are now (a copy other than the
+ * one that failed, or the home when the stripe left the tier meanwhile).
+ */
+static void rs_r5_plan_tread(struct rs_r5_op *r5)
+{
+	struct rs_op *op = &r5->op;
+
+	if (!rs_r5_tier_read(r5, 0, r5->member, r5->rows[0].start, r5->rows[0].end, false))
+		return rs_r5_finish(r5, BLK_STS_IOERR);
+	rs_batch_run(op, rs_r5_build_tread, rs_r5_tread_done);
 }
 
 /* ---- planning ---- */
@@ -953,6 +1592,10 @@ static void rs_r5_plan(struct rs_op *op)
 		return rs_r5_plan_write(r5);
 	case RS_R5_READ:
 		return rs_r5_plan_read(r5);
+	case RS_R5_MIGRATE:
+		return rs_r5_plan_migrate(r5);
+	case RS_R5_TREAD:
+		return rs_r5_plan_tread(r5);
 	default:
 		return rs_r5_plan_sync(r5);
 	}
@@ -975,6 +1618,12 @@ static unsigned int rs_r5_setup(struct rainssd *rs, struct rs_r5_op *r5, struct 
 
 	for (e = 0; e < (nr > 1 ? 2 : 1); e++) {
 		rows[e] = rs_shape_span_rows(g, first + (e ? nr - 1 : 0), ls, le);
+		/* The tier's copies take whole 4 KiB rows: room to merge a partial one. */
+		if (rs->tier) {
+			rows[e].start = round_down(rows[e].start, RS_TIER_ROW_SECTORS);
+			rows[e].end = min_t(unsigned int, g->chunk,
+					    round_up(rows[e].end, RS_TIER_ROW_SECTORS));
+		}
 		np[e] = rs_pages_for(rs_range_len(&rows[e]));
 	}
 	pages = np[0];
@@ -1027,8 +1676,11 @@ bool rs_r5_feed(struct rainssd *rs, struct bio *bio)
 		if (!op)
 			return false;
 		r5 = to_r5(op);
-		r5->kind = read ? RS_R5_READ : RS_R5_WRITE;
+		r5->kind = !read ? RS_R5_WRITE : rb->tier ? RS_R5_TREAD : RS_R5_READ;
 		rs_r5_setup(rs, r5, rb, ls, le);
+		/* A tier read that failed: rb->member is the copy that failed it. */
+		if (rb->tier)
+			r5->bad = BIT(rb->member);
 		op->bio = bio;
 		op->iter = rb->iter;
 		op->iter.bi_size = (le - ls) << SECTOR_SHIFT;
@@ -1038,6 +1690,37 @@ bool rs_r5_feed(struct rainssd *rs, struct bio *bio)
 	}
 	/* Every piece is out: drop the cutting reference. */
 	rs_bio_endio_piece(rs, bio, BLK_STS_OK);
+	return true;
+}
+
+/*
+ * Move @stripe out of the tier into its home (the offline migration); @done
+ * runs in the workqueue when it has ended, with the sectors it moved per
+ * member. False when no operation can be had now.
+ */
+bool rs_r5_migrate(struct rainssd *rs, u64 stripe, rs_r5_done_fn done, void *ctx)
+{
+	const struct rs_geom *g = &rs->geom;
+	unsigned int pages = g->n * rs_pages_for(g->chunk);
+	struct rs_r5_op *r5;
+	struct rs_op *op;
+
+	op = rs_op_get(rs, DIV_ROUND_UP(pages, g->n));
+	if (!op)
+		return false;
+	r5 = to_r5(op);
+	r5->kind = RS_R5_MIGRATE;
+	op->stripe = stripe;
+	op->nr = 1;
+	r5->lstart = stripe * g->stripe_data;
+	r5->lend = r5->lstart + g->stripe_data;
+	r5->rows[0].end = g->chunk;
+	r5->rows[1].end = g->chunk;
+	r5->np[0] = rs_pages_for(g->chunk);
+	r5->np[1] = r5->np[0];
+	r5->done = done;
+	r5->done_ctx = ctx;
+	rs_op_start(op, pages, rs_r5_plan);
 	return true;
 }
 

@@ -43,5 +43,6 @@ unsigned int rs_r5_max_stripes(const struct rs_geom *g);
 bool rs_r5_feed(struct rainssd *rs, struct bio *bio);
 bool rs_r5_sync(struct rainssd *rs, u64 stripe, unsigned int nr, enum rs_r5_sync_kind what,
 		rs_r5_done_fn done, void *ctx);
+bool rs_r5_migrate(struct rainssd *rs, u64 stripe, rs_r5_done_fn done, void *ctx);
 
 #endif

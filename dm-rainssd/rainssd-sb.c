@@ -43,7 +43,7 @@ void rs_sb_encode(const struct rs_sb *sb, void *block)
 	BUILD_BUG_ON(sizeof(struct rs_sb_disk) > RS_SB_SIZE);
 	memset(block, 0, RS_SB_SIZE);
 	d->magic = cpu_to_le64(RS_SB_MAGIC);
-	d->version = cpu_to_le32(RS_SB_VERSION);
+	d->version = cpu_to_le32(sb->tier_sectors ? RS_SB_VERSION_TIER : RS_SB_VERSION);
 	memcpy(d->uuid, sb->uuid, sizeof(d->uuid));
 	d->events = cpu_to_le64(sb->events);
 	d->chunk_sectors = cpu_to_le32(sb->chunk);
@@ -56,6 +56,8 @@ void rs_sb_encode(const struct rs_sb *sb, void *block)
 	d->ctime = cpu_to_le64(sb->ctime);
 	d->region_stripes = cpu_to_le32(sb->region_stripes);
 	d->log_nonce = cpu_to_le64(sb->log_nonce);
+	d->tier_start = cpu_to_le64(sb->tier_sectors ? sb->tier_start : 0);
+	d->tier_sectors = cpu_to_le64(sb->tier_sectors);
 	for (i = 0; i < sb->n && i < RS_MAX_DEVS; i++) {
 		d->members[i].state = sb->state[i];
 		d->members[i].checkpoint = cpu_to_le64(sb->cp[i]);
@@ -80,7 +82,8 @@ enum rs_sb_read rs_sb_decode(const void *block, struct rs_sb *sb, const char **w
 		*why = "bad checksum";
 		return RS_SBR_CORRUPT;
 	}
-	if (le32_to_cpu(d->version) != RS_SB_VERSION) {
+	if (le32_to_cpu(d->version) != RS_SB_VERSION &&
+	    le32_to_cpu(d->version) != RS_SB_VERSION_TIER) {
 		*why = "unknown format version";
 		return RS_SBR_CORRUPT;
 	}
@@ -97,8 +100,17 @@ enum rs_sb_read rs_sb_decode(const void *block, struct rs_sb *sb, const char **w
 	sb->ctime = le64_to_cpu(d->ctime);
 	sb->region_stripes = le32_to_cpu(d->region_stripes);
 	sb->log_nonce = le64_to_cpu(d->log_nonce);
+	sb->tier_start = le64_to_cpu(d->tier_start);
+	sb->tier_sectors = le64_to_cpu(d->tier_sectors);
 	if (d->pad0 || memchr_inv(d->reserved, 0, sizeof(d->reserved))) {
 		*why = "reserved bytes not zero";
+		return RS_SBR_CORRUPT;
+	}
+	/* Format 1 has no tier; format 2 has one, after the data area. */
+	if ((le32_to_cpu(d->version) == RS_SB_VERSION) != !sb->tier_sectors ||
+	    (sb->tier_sectors &&
+	     sb->tier_start < sb->data_offset + sb->stripes * (u64)sb->chunk)) {
+		*why = "impossible tier fields";
 		return RS_SBR_CORRUPT;
 	}
 	if (sb->n < RS_MIN_DEVS || sb->n > RS_MAX_DEVS || sb->role >= sb->n ||
@@ -201,9 +213,23 @@ static void rs_assemble_fresh(const struct rs_activation *a, struct rs_assembly 
 	sb->n = a->n;
 	sb->data_offset = a->geom.data_offset;
 	sb->stripes = a->usable_stripes;
-	sb->resync_cp = a->nosync ? sb->stripes : 0;
 	sb->flags = 0;
 	sb->region_stripes = a->region_stripes;
+	/* The tier: right after the data area, out of what the members hold past it. */
+	sb->tier_sectors = a->tier_sectors;
+	if (a->tier_sectors) {
+		if (a->member_sectors < a->geom.data_offset + a->tier_sectors + a->geom.chunk)
+			return rs_refuse(out, -1,
+				 "tier_size leaves no room for the data area on the members");
+		sb->stripes = (a->member_sectors - a->geom.data_offset - a->tier_sectors) >>
+			      a->geom.chunk_shift;
+		if (a->stripes > sb->stripes)
+			return rs_refuse(out, -1,
+				 "Target length exceeds the usable size of the members with this tier_size");
+	}
+	sb->resync_cp = a->nosync ? sb->stripes : 0;
+	sb->tier_start = a->tier_sectors ?
+			 a->geom.data_offset + sb->stripes * (u64)a->geom.chunk : 0;
 	for (i = 0; i < a->n; i++) {
 		sb->state[i] = RS_MS_IN_SYNC;
 		sb->cp[i] = 0;
@@ -284,6 +310,12 @@ void rs_assemble(const struct rs_activation *a, struct rs_assembly *out)
 		if (a->region_given && s->region_stripes != a->region_stripes)
 			return rs_refuse(out, i,
 				 "Member superblock bitmap region differs from the table's region_size");
+		if (a->tier_given && s->tier_sectors != a->tier_sectors)
+			return rs_refuse(out, i,
+				 "Member superblock tier differs from the table's tier_size");
+		if (s->tier_sectors != newest->tier_sectors || s->tier_start != newest->tier_start)
+			return rs_refuse(out, i,
+				 "Member superblock tier differs from the other members'");
 		if (s->stripes != newest->stripes)
 			return rs_refuse(out, i,
 				 "Member superblock volume size differs from the other members'");
@@ -294,7 +326,9 @@ void rs_assemble(const struct rs_activation *a, struct rs_assembly *out)
 	if (a->stripes > newest->stripes)
 		return rs_refuse(out, -1,
 				 "Target length exceeds the volume size in the superblocks");
-	if (a->usable_stripes < newest->stripes)
+	if (a->usable_stripes < newest->stripes ||
+	    (newest->tier_sectors &&
+	     a->member_sectors < newest->tier_start + newest->tier_sectors))
 		return rs_refuse(out, -1,
 				 "Member devices are smaller than the volume in the superblocks");
 

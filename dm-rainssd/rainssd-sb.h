@@ -22,6 +22,8 @@
 
 #define RS_SB_MAGIC		0x3142535344534e52ULL	/* "RNSDSSB1" as little-endian bytes */
 #define RS_SB_VERSION		1
+/* A volume with a RAID1 tier (1.7.0): older modules refuse it by its version. */
+#define RS_SB_VERSION_TIER	2
 #define RS_SB_SECTOR		2048ULL			/* copy 0; copy 1 is 8 sectors on */
 #define RS_SB_SIZE		4096
 #define RS_SB_COPIES		2
@@ -66,7 +68,9 @@ struct rs_sb_disk {
 	__le32 region_stripes;		/* write-intent bitmap: stripes per region, 0 none */
 	__le32 pad0;
 	__le64 log_nonce;		/* degraded-write log records of this state carry it */
-	__u8 reserved[32];
+	__le64 tier_start;		/* format 2: the RAID1 tier's first member sector */
+	__le64 tier_sectors;		/* format 2: its length on every member */
+	__u8 reserved[16];
 	struct rs_sb_member_disk members[RS_MAX_DEVS];
 } __packed;
 
@@ -84,6 +88,7 @@ struct rs_sb {
 	u64 ctime;
 	u32 region_stripes;
 	u64 log_nonce;
+	u64 tier_start, tier_sectors;	/* the RAID1 tier; 0 sectors: none */
 	u8 state[RS_MAX_DEVS];		/* enum rs_mstate */
 	u64 cp[RS_MAX_DEVS];		/* rebuild checkpoints */
 };
@@ -115,6 +120,9 @@ struct rs_activation {
 	bool nosync;
 	u32 region_stripes;		/* a new volume's bitmap regions */
 	bool region_given;		/* the table names region_size: must match */
+	u64 member_sectors;		/* the members' size */
+	u64 tier_sectors;		/* a new volume's tier per member (a chunk multiple) */
+	bool tier_given;		/* the table names tier_size: must match */
 	unsigned int n;
 	struct rs_slot slot[RS_MAX_DEVS];
 };

@@ -8,7 +8,9 @@
 #include <linux/slab.h>
 
 #include "rainssd.h"
+#include "rainssd-migrate.h"
 #include "rainssd-sync.h"
+#include "rainssd-tiermap.h"
 
 int rs_stats_init(struct rainssd *rs)
 {
@@ -75,6 +77,29 @@ static unsigned int rs_us(u64 ns)
 }
 
 /*
+ * The tier's fields (1.7.0): <used>/<capacity> stripes, online migrations
+ * in and out, offline migrations, writes and reads it served, what the
+ * offline migration does, the mapping table's mode and needs_check (or -).
+ * A volume without a tier prints 0/0 and zeros, idle, rw, -.
+ */
+static void rs_status_tier(struct rainssd *rs, char *result, unsigned int maxlen,
+			   unsigned int *sz_ptr)
+{
+	struct rs_tier_stats ts = { .mode = RS_TIER_RW };
+	unsigned int sz = *sz_ptr;
+	const char *action;
+	u64 moved, left;
+
+	if (rs->tier)
+		rs_tier_stats(rs->tier, &ts);
+	action = rs_migrate_status(rs->tier_mig, &moved, &left);
+	DMEMIT(" %u/%u %llu %llu %llu %llu %llu %s %s %s", ts.used, ts.records, ts.to_r1,
+	       ts.to_r5, ts.offline, ts.r1_writes, ts.r1_reads, action,
+	       rs_tier_mode_name(ts.mode), ts.needs_check ? "needs_check" : "-");
+	*sz_ptr = sz;
+}
+
+/*
  * Status (INFO), docs/rainssd.rst has every field:
  *   <version> <#devs> <health> <reads> <writes> <full_stripe_writes> <rmw>
  *   <rcw> <degraded_writes> <prereads> <reconstruct_reads> <policy>
@@ -82,7 +107,9 @@ static unsigned int rs_us(u64 ns)
  *   <policy_reconstructs> <probes> <rebuild_us> <member_0> ... <member_N-1>
  *   <stripe_cache_used> <stripe_cache> <stripe_cache_peak> <ops> <replans>
  *   <deferred_bios> <reserve_ops> <emergency_steps> <sync_ratio>
- *   <sync_action> <read_errors> <repaired> <mismatch_cnt>
+ *   <sync_action> <read_errors> <repaired> <mismatch_cnt> <tier_stripes>
+ *   <tier_to_r1> <tier_to_r5> <tier_offline> <tier_writes> <tier_reads>
+ *   <migration_action> <metadata_mode> <needs_check>
  * health has one character per member: A in sync, a being rebuilt, D failed
  * or missing (dm-raid's letters). sync_ratio is <done>/<total> sectors per
  * member of the resync or rebuild, sync_action idle, resync, recover or
@@ -140,6 +167,7 @@ void rs_status_info(struct rainssd *rs, char *result, unsigned int maxlen)
 	for (i = 0; i < n; i++)
 		DMEMIT("%s%llu", i ? ":" : "", st->m[i][RS_MSTAT_REPAIRED]);
 	DMEMIT(" %llu", mismatches);
+	rs_status_tier(rs, result, maxlen, &sz);
 	mutex_unlock(&rs->stats_lock);
 }
 
@@ -154,6 +182,8 @@ void rs_status_info(struct rainssd *rs, char *result, unsigned int maxlen)
  *				probe_ms, recon_load_pct (the table's ranges)
  *   stats_reset		the status counters start again from zero
  *   check, repair, idle, frozen  scrub and sync control (dm-raid's words)
+ *   flush_tier [idle]		move every stripe out of the tier (idle: stop)
+ *   migration_threshold, tier_high_pct, tier_low_pct, migration_rate <n>
  */
 int rs_message(struct dm_target *ti, unsigned int argc, char **argv,
 	       char *result, unsigned int maxlen)
@@ -173,6 +203,13 @@ int rs_message(struct dm_target *ti, unsigned int argc, char **argv,
 
 		if (r)
 			DMWARN_LIMIT("%s: %s", argv[0], error);
+		return r;
+	}
+	if (argc >= 1 && !strcasecmp(argv[0], "flush_tier")) {
+		int r = rs_migrate_message(rs->tier_mig, argc, argv, &error);
+
+		if (r)
+			DMWARN_LIMIT("flush_tier: %s", error);
 		return r;
 	}
 	if (argc == 2 && !strcasecmp(argv[0], "fail")) {

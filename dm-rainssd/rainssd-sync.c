@@ -50,10 +50,8 @@ struct rs_sync {
 	u64 region_first, region_end;	/* RS_SYNC_REGION: the region, and where it stops */
 	u64 regions_done;		/* dirty regions resynced since the resume */
 
-	u64 win_start;			/* rate window: when it began, ns */
-	u64 win_sectors;		/* sectors per member synced in it */
+	struct rs_rate rate;
 	u64 last_commit;		/* when the checkpoint was last committed, ns */
-	u64 user_ios;			/* user bios counted at the last step */
 };
 
 /*
@@ -110,10 +108,9 @@ static enum rs_sync_what rs_sync_next(struct rs_sync *s, u64 *pos)
 	return RS_SYNC_IDLE;
 }
 
-/* Whether user I/O went on since the last step. */
-static bool rs_sync_user_busy(struct rs_sync *s)
+/* Whether user I/O went on since the last call with @seen (its count then). */
+bool rs_user_busy(struct rainssd *rs, u64 *seen)
 {
-	struct rainssd *rs = s->rs;
 	u64 ios = 0;
 	unsigned int m;
 	int cpu;
@@ -126,28 +123,26 @@ static bool rs_sync_user_busy(struct rs_sync *s)
 	for (m = 0; m < rs->geom.n; m++)
 		if (rs_load_queued(&rs->load, m))
 			ios++;
-	if (ios == s->user_ios)
+	if (ios == *seen)
 		return false;
-	s->user_ios = ios;
+	*seen = ios;
 	return true;
 }
 
 /*
- * How long to wait before the next step, in jiffies: not above
- * max_recovery_rate, and while user I/O goes on, a short pause whenever
- * the rate is above min_recovery_rate.
+ * How long to wait before the next step of a background job, in jiffies:
+ * not above @max KiB/s per member, and while user I/O goes on, a short
+ * pause whenever the rate is above @min. @r holds its window.
  */
-static unsigned long rs_sync_throttle(struct rs_sync *s)
+unsigned long rs_rate_delay(struct rainssd *rs, struct rs_rate *r, u64 min, u64 max)
 {
-	struct rainssd *rs = s->rs;
-	u64 now = ktime_get_ns(), elapsed = now - s->win_start;
-	u64 kib = s->win_sectors / 2;
-	u64 min = READ_ONCE(rs->min_recovery_rate), max = READ_ONCE(rs->max_recovery_rate);
+	u64 now = ktime_get_ns(), elapsed = now - r->win_start;
+	u64 kib = r->win_sectors / 2;
 	u64 need_ns;
 
 	if (elapsed > RS_SYNC_WINDOW_NS) {
-		s->win_start = now;
-		s->win_sectors = 0;
+		r->win_start = now;
+		r->win_sectors = 0;
 		return 0;
 	}
 	/* At max KiB/s, kib takes kib / max seconds. */
@@ -155,9 +150,17 @@ static unsigned long rs_sync_throttle(struct rs_sync *s)
 	if (need_ns > elapsed)
 		return nsecs_to_jiffies(need_ns - elapsed) ?: 1;
 	need_ns = min ? div64_u64(kib * NSEC_PER_SEC, min) : 0;
-	if (rs_sync_user_busy(s) && need_ns > elapsed)
+	if (rs_user_busy(rs, &r->user_ios) && need_ns > elapsed)
 		return msecs_to_jiffies(RS_SYNC_YIELD_MS) ?: 1;
 	return 0;
+}
+
+static unsigned long rs_sync_throttle(struct rs_sync *s)
+{
+	struct rainssd *rs = s->rs;
+
+	return rs_rate_delay(rs, &s->rate, READ_ONCE(rs->min_recovery_rate),
+			     READ_ONCE(rs->max_recovery_rate));
 }
 
 static void rs_sync_done(void *ctx, blk_status_t status, u64 mismatches);
@@ -271,7 +274,7 @@ static void rs_sync_done(void *ctx, blk_status_t status, u64 mismatches)
 	} else {
 		rs_meta_set_resync_cp(rs->meta, cp);
 	}
-	s->win_sectors += (u64)s->nr * rs->geom.chunk;
+	s->rate.win_sectors += (u64)s->nr * rs->geom.chunk;
 	if (end || now - s->last_commit > RS_SYNC_COMMIT_NS) {
 		s->last_commit = now;
 		rs_meta_request_commit(rs->meta);
@@ -292,9 +295,9 @@ void rs_sync_start(struct rs_sync *s)
 	spin_lock_irq(&s->lock);
 	s->running = true;
 	s->halted = false;
-	s->win_start = ktime_get_ns();
-	s->win_sectors = 0;
-	s->last_commit = s->win_start;
+	s->rate.win_start = ktime_get_ns();
+	s->rate.win_sectors = 0;
+	s->last_commit = s->rate.win_start;
 	queue_delayed_work(s->rs->wq, &s->work, 0);
 	spin_unlock_irq(&s->lock);
 }

@@ -21,6 +21,16 @@
 struct rainssd;
 struct rs_sync;
 
+/* A background job's rate window (rs_rate_delay). */
+struct rs_rate {
+	u64 win_start;			/* when the window began, ns */
+	u64 win_sectors;		/* sectors per member moved in it */
+	u64 user_ios;			/* user bios counted at the last step */
+};
+
+bool rs_user_busy(struct rainssd *rs, u64 *seen);
+unsigned long rs_rate_delay(struct rainssd *rs, struct rs_rate *r, u64 min, u64 max);
+
 int rs_sync_create(struct rainssd *rs, struct rs_sync **out);
 void rs_sync_destroy(struct rs_sync *s);
 void rs_sync_start(struct rs_sync *s);

@@ -19,6 +19,8 @@
 #include "rainssd-raid5.h"
 #include "rainssd-sb.h"
 #include "rainssd-sync.h"
+#include "rainssd-migrate.h"
+#include "rainssd-tiermap.h"
 
 static void rs_event_work(struct work_struct *work)
 {
@@ -85,11 +87,13 @@ static void rs_free(struct rainssd *rs)
 	unsigned int i;
 
 	rs_sync_destroy(rs->sync);
+	rs_migrate_destroy(rs->tier_mig);
 	rs_bitmap_destroy(rs->bitmap);
 	rs_log_destroy(rs->log);
 	rs_op_exit(rs);
 	if (rs->wq)
 		destroy_workqueue(rs->wq);
+	rs_tier_destroy(rs->tier);
 	rs_meta_destroy(rs->meta);
 	kfree(rs->act);
 	rs_load_exit(&rs->load);
@@ -147,6 +151,47 @@ static int rs_get_members(struct rainssd *rs, struct dm_arg_set *as)
 }
 
 /*
+ * The volume's RAID1 tier, when its superblocks (or, for a new volume, the
+ * table) give it one: laid out, and for an existing volume its mapping
+ * table read and checked now, so that a corrupt one is refused here with
+ * ti->error (it is read again at the first resume).
+ */
+static int rs_tier_setup(struct rainssd *rs, const struct rs_assembly *as)
+{
+	struct dm_target *ti = rs->ti;
+	struct rs_tier_layout t;
+	const char *why;
+	u8 uuid[16];
+	int r;
+
+	if (!as->sb.tier_sectors)
+		return 0;
+	rs->tier_size = as->sb.tier_sectors;
+	r = rs_tier_layout(&t, &rs->geom, as->sb.stripes, as->sb.tier_start, as->sb.tier_sectors);
+	if (r) {
+		ti->error = r == -E2BIG ?
+			    "tier_size too large: more than 2^24 stripes in the tier" :
+			    "tier_size too small to hold its table and one stripe";
+		return r;
+	}
+	rs_meta_uuid(rs->meta, uuid);
+	r = rs_tier_create(rs, &t, uuid, &rs->tier);
+	if (r) {
+		ti->error = "Cannot allocate the tier's state";
+		return r;
+	}
+	if (as->fresh)
+		return 0;
+	r = rs_tier_load(rs->tier, false, false, &why);
+	if (r) {
+		DMERR("tier mapping table: %s", why ?: "cannot be read");
+		ti->error = r == -ENOMEM ? "Cannot allocate the tier's table" :
+			    "Tier mapping table is corrupt or unreadable (see the kernel log)";
+	}
+	return r;
+}
+
+/*
  * Read the members' superblocks and decide, with the table, what the volume
  * is: new, whole, degraded, rebuilding; or refuse it with ti->error.
  * Nothing is written until the first resume (rainssd-meta.c).
@@ -174,6 +219,9 @@ static int rs_assemble_members(struct rainssd *rs)
 	a->usable_stripes = (rs->member_sectors - rs->geom.data_offset) >> rs->geom.chunk_shift;
 	a->region_stripes = rs_bitmap_region_stripes(&rs->geom, a->usable_stripes, rs->region_size);
 	a->region_given = rs->region_size != RS_DEF_REGION_SIZE;
+	a->member_sectors = rs->member_sectors;
+	a->tier_sectors = round_down((u64)rs->tier_size, rs->geom.chunk);
+	a->tier_given = rs->tier_size_given;
 	for (i = 0; i < a->n; i++) {
 		a->slot[i].missing = !rs->dev[i];
 		a->slot[i].rebuild = rs->rebuild_arg == i;
@@ -194,8 +242,11 @@ static int rs_assemble_members(struct rainssd *rs)
 	}
 	rs->stripes = as->sb.stripes;
 	r = rs_meta_create(rs, as, &rs->meta);
-	if (r)
+	if (r) {
 		ti->error = "Cannot allocate the metadata state";
+		goto out;
+	}
+	r = rs_tier_setup(rs, as);
 out:
 	kfree(as);
 	return r;
@@ -348,6 +399,11 @@ static int rs_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Cannot allocate the degraded-write log";
 		goto bad;
 	}
+	r = rs_migrate_create(rs, &rs->tier_mig);
+	if (r) {
+		ti->error = "Cannot allocate the tier's offline migration";
+		goto bad;
+	}
 	r = dm_set_target_max_io_len(ti, rs_r5_max_stripes(&rs->geom) * rs->geom.stripe_data);
 	if (r)
 		goto bad;
@@ -406,24 +462,91 @@ static void rs_start_stripe_bio(struct rainssd *rs, struct bio *bio, struct rs_b
 	rs_submit_stripe(rs, bio);
 }
 
+/* Serve only the first @len sectors of @bio now; dm core sends the rest again. */
+static void rs_cut_bio(struct rainssd *rs, struct rs_bio *rb, struct bio *bio, unsigned int len)
+{
+	if (bio_sectors(bio) <= len)
+		return;
+	dm_accept_partial_bio(bio, len);
+	rb->iter = bio->bi_iter;
+	rb->iter.bi_sector = dm_target_offset(rs->ti, bio->bi_iter.bi_sector);
+}
+
 /*
- * A read inside one chunk goes straight to its member, unless the member is
- * dead or the read policy rebuilds it from the others.
+ * A read of a stripe that has a record in the tier: the bio is cut where its
+ * rows change from in the tier to not (4 KiB rows); rows in the tier go to
+ * the copy on the less busy of the members that can read it, holding the
+ * tier's read epoch until the bio completes (so that its slot is not given
+ * to another stripe before). Returns the map's answer, or -1 when the rows
+ * are not in the tier (their home holds them).
+ */
+static int rs_map_tier_read(struct rainssd *rs, struct rs_bio *rb, struct bio *bio,
+			    const struct rs_loc *loc)
+{
+	struct rs_tier *tr = rs->tier;
+	const struct rs_tier_layout *t = rs_tier_layout_of(tr);
+	unsigned int e = rs_tier_read_begin(tr), rb_m = READ_ONCE(rs->rebuild_member);
+	unsigned int first = loc->row / RS_TIER_ROW_SECTORS, row, last, c, cm[2], best = 2;
+	struct rs_tier_view v;
+	u32 slot[2];
+	bool in;
+
+	rs_tier_view(tr, loc->stripe, &v);
+	if (v.rec == U32_MAX)
+		goto home;
+	in = rs_tier_r_row(t, v.r, loc->k, first);
+	last = DIV_ROUND_UP(loc->row + bio_sectors(bio), RS_TIER_ROW_SECTORS);
+	for (row = first + 1; row < last && rs_tier_r_row(t, v.r, loc->k, row) == in; row++)
+		;
+	rs_cut_bio(rs, rb, bio, row * RS_TIER_ROW_SECTORS - loc->row);
+	if (!in)
+		goto home;
+	for (c = 0; c < 2; c++) {
+		rs_tier_r_copy(t, v.r, loc->k, c, &cm[c], &slot[c]);
+		if (rs_member_dead(rs, cm[c]) ||
+		    (cm[c] == rb_m && loc->stripe >= READ_ONCE(rs->rebuild_cp)))
+			continue;
+		if (best == 2 ||
+		    rs_load_queued(&rs->load, cm[c]) < rs_load_queued(&rs->load, cm[best]))
+			best = c;
+	}
+	if (best == 2) {
+		rs_tier_read_end(tr, e);
+		return DM_MAPIO_KILL;	/* neither copy: the volume has lost two members */
+	}
+	rb->kind = RS_BIO_DIRECT;
+	rb->tier = true;
+	rb->tier_epoch = e;
+	rb->member = cm[best];
+	rs_tier_count(tr, false);
+	rs_load_issue(&rs->load, cm[best], false, bio_sectors(bio), &rb->tag);
+	bio_set_dev(bio, rs->dev[cm[best]]->bdev);
+	bio->bi_iter.bi_sector = rs_tier_slot_sector(t, slot[best]) + loc->row;
+	return DM_MAPIO_REMAPPED;
+home:
+	rs_tier_read_end(tr, e);
+	return -1;
+}
+
+/*
+ * A read inside one chunk goes straight to its member (or, for rows in the
+ * tier, to one of their copies), unless the member is dead or the read
+ * policy rebuilds it from the others.
  */
 static int rs_map_read(struct rainssd *rs, struct rs_bio *rb, struct bio *bio)
 {
 	struct rs_loc loc;
-	unsigned int len;
 	bool unreadable;
+	int r;
 
 	rs_map(&rs->geom, rb->iter.bi_sector, &loc);
-	len = rs->geom.chunk - loc.row;
-	if (bio_sectors(bio) > len) {
-		dm_accept_partial_bio(bio, len);
-		rb->iter = bio->bi_iter;
-		rb->iter.bi_sector = dm_target_offset(rs->ti, bio->bi_iter.bi_sector);
-	}
+	rs_cut_bio(rs, rb, bio, rs->geom.chunk - loc.row);
 	rs_stat_inc(rs, RS_STAT_READS);
+	if (rs->tier) {
+		r = rs_map_tier_read(rs, rb, bio, &loc);
+		if (r >= 0)
+			return r;
+	}
 	rb->member = loc.member;
 	rb->repair = false;
 	unreadable = rs_member_dead(rs, loc.member) ||
@@ -447,6 +570,8 @@ static int rs_map_bio(struct dm_target *ti, struct bio *bio)
 	struct rainssd *rs = ti->private;
 	struct rs_bio *rb = rs_bio(bio);
 
+	rb->tier = false;
+	rb->tier_epoch = RS_NO_EPOCH;
 	if (unlikely(bio->bi_opf & REQ_PREFLUSH)) {
 		/* An empty flush, one clone per member. */
 		rb->kind = RS_BIO_FLUSH;
@@ -455,6 +580,9 @@ static int rs_map_bio(struct dm_target *ti, struct bio *bio)
 			bio_endio(bio);
 			return DM_MAPIO_SUBMITTED;
 		}
+		/* After the tier's mapping changes made before it are committed. */
+		if (rs->tier && rs_tier_flush_wait(rs->tier, bio))
+			return DM_MAPIO_SUBMITTED;
 		bio_set_dev(bio, rs->dev[rb->member]->bdev);
 		return DM_MAPIO_REMAPPED;
 	}
@@ -492,6 +620,10 @@ static int rs_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 
 	if (rb->kind == RS_BIO_DIRECT && rs_load_done(&rs->load, rb->member, &rb->tag))
 		rs_mstat_inc(rs, rb->member, RS_MSTAT_STALLS);
+	if (rb->tier_epoch != RS_NO_EPOCH) {
+		rs_tier_read_end(rs->tier, rb->tier_epoch);
+		rb->tier_epoch = RS_NO_EPOCH;
+	}
 	if (!*error || rb->kind == RS_BIO_STRIPE)
 		return DM_ENDIO_DONE;
 	/*
@@ -610,6 +742,15 @@ static int rs_first_resume(struct rainssd *rs)
 	r = rs_meta_activate(rs->meta);
 	if (r)
 		return r;
+	if (rs->tier) {
+		const char *why;
+
+		r = rs_tier_load(rs->tier, boot.fresh, true, &why);
+		if (r) {
+			DMERR("resume refused: tier mapping table: %s", why ?: "cannot be written");
+			return r;
+		}
+	}
 	/* Healthy (or below a rebuild's checkpoint): the dirty regions are resynced. */
 	return rs_bitmap_load(rs->bitmap, unclean && !READ_ONCE(rs->dead_mask));
 }
@@ -634,14 +775,16 @@ static void rs_resume(struct dm_target *ti)
 	struct rainssd *rs = ti->private;
 
 	rs_sync_start(rs->sync);
+	rs_migrate_start(rs->tier_mig);
 }
 
-/* No resync or rebuild step goes out once suspend has begun. */
+/* No resync, rebuild or migration step goes out once suspend has begun. */
 static void rs_presuspend(struct dm_target *ti)
 {
 	struct rainssd *rs = ti->private;
 
 	rs_sync_stop(rs->sync);
+	rs_migrate_stop(rs->tier_mig);
 }
 
 static void rs_presuspend_undo(struct dm_target *ti)
@@ -649,6 +792,7 @@ static void rs_presuspend_undo(struct dm_target *ti)
 	struct rainssd *rs = ti->private;
 
 	rs_sync_start(rs->sync);
+	rs_migrate_start(rs->tier_mig);
 }
 
 /*
@@ -668,6 +812,9 @@ static void rs_postsuspend(struct dm_target *ti)
 	for (m = 0; m < rs->geom.n; m++)
 		if (rs->dev[m] && !rs_member_dead(rs, m) && blkdev_issue_flush(rs->dev[m]->bdev))
 			rs_member_failed(rs, m, "flush error at suspend");
+	/* The tier's mapping before the bitmap says its copies agree. */
+	if (rs_tier_commit_sync(rs->tier))
+		DMERR("the tier's mapping table could not be written at suspend");
 	clean = rs_bitmap_quiesce(rs->bitmap) > 0;
 	if (rs_meta_set_clean(rs->meta, clean))
 		DMERR("the state could not be written at suspend");
@@ -675,7 +822,7 @@ static void rs_postsuspend(struct dm_target *ti)
 
 static struct target_type rainssd_target = {
 	.name = "rainssd",
-	.version = {1, 6, 0},
+	.version = {1, 7, 0},
 	.module = THIS_MODULE,
 	.ctr = rs_ctr,
 	.dtr = rs_dtr,

@@ -70,7 +70,7 @@
 #include "rainssd-shape.h"
 
 #define DM_MSG_PREFIX "rainssd"
-#define RS_VERSION_STR "1.6.0"
+#define RS_VERSION_STR "1.7.0"
 
 /* md's defaults: speed_limit_min and _max (KiB/s per member), max_corr_read_errors. */
 #define RS_DEF_MIN_RECOVERY_RATE	1000
@@ -127,6 +127,8 @@ struct rs_meta;
 struct rs_sync;
 struct rs_bitmap;
 struct rs_log;
+struct rs_tier;
+struct rs_migrate;
 struct rs_activation;
 
 struct rainssd {
@@ -162,6 +164,13 @@ struct rainssd {
 	struct rs_bitmap *bitmap;
 	struct rs_log *log;
 	unsigned int region_size;	/* "region_size": a new volume's bitmap regions */
+	struct rs_tier *tier;		/* the RAID1 tier, NULL when off */
+	struct rs_migrate *tier_mig;	/* its offline migration */
+	unsigned int tier_size;		/* "tier_size": a new volume's tier, per member */
+	bool tier_size_given;
+	unsigned int migration_threshold;
+	unsigned int tier_high_pct, tier_low_pct;
+	unsigned int migration_rate;	/* KiB/s per member */
 
 	struct rs_stats __percpu *stats;
 	struct rs_stats *stats_base;	/* the sums at the last stats_reset */
@@ -193,10 +202,14 @@ struct rs_bio {
 	u8 kind;			/* enum rs_bio_kind */
 	bool by_choice;			/* a live member's read rebuilt by the read policy */
 	bool repair;			/* its member failed the read: rebuild and write back */
+	bool tier;			/* a read of rows in the tier: member is the copy's */
+	u8 tier_epoch;			/* the tier read epoch it holds, or RS_NO_EPOCH */
 	unsigned int member;		/* direct read, flush: the member */
 	struct rs_load_tag tag;		/* direct read: for the load signals */
 	u64 t_map;			/* rebuilt read: when it was mapped, ns */
 };
+
+#define RS_NO_EPOCH	0xff
 
 static inline struct rs_bio *rs_bio(struct bio *bio)
 {

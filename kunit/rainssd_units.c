@@ -17,6 +17,7 @@
 #include "../dm-rainssd/rainssd-op.c"
 #include "../dm-rainssd/rainssd-fault.c"
 #include "../dm-rainssd/rainssd-sb.c"
+#include "../dm-rainssd/rainssd-tier.c"
 
 #include "rainssd_kunit.h"
 

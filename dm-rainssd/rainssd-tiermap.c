@@ -1,0 +1,992 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-rainssd RAID1 tier: state and mapping table (see rainssd-tiermap.h).
+ *
+ * In memory:
+ *
+ *   table     the table's blocks as on disk (payload; headers are sealed
+ *             in the commit's copy), block 0 the layout, then the
+ *             written-stripe bitmap, then the records;
+ *   smap      one word per stripe: record + 1 (0: none), its write history,
+ *             whether it was ever written, and a referenced bit (CLOCK);
+ *   slot_map  per member, the chunk slots in use; pend/rel the ones given
+ *             up and not yet free (pend: since the running commit began;
+ *             rel: in it); rec_map, rec_pend, rec_rel the same for records.
+ *
+ * Generations: gen[b] is the generation of block b's newest copy on disk,
+ * active[b] which of its two copies holds it; a commit writes gen[b] + 1
+ * to the other copy.
+ */
+#include <linux/bitmap.h>
+#include <linux/dm-io.h>
+#include <linux/ioprio.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/wait.h>
+
+#include "rainssd.h"
+#include "rainssd-tiermap.h"
+
+/* The per-stripe word. */
+#define RS_TSM_REC		GENMASK(23, 0)	/* record + 1, 0: none */
+#define RS_TSM_HIST_SHIFT	24
+#define RS_TSM_HIST		GENMASK(29, 24)
+#define RS_TSM_HIST_MAX		63U
+#define RS_TSM_REF		BIT(30)		/* written since the clock hand passed */
+#define RS_TSM_WRITTEN		BIT(31)
+
+/* Hints (written-stripe bits) are committed at least this often when dirty. */
+#define RS_TIER_PERIOD_MS	5000
+
+struct rs_tier_wr {
+	struct rs_tier *tr;
+	unsigned long error;
+};
+
+struct rs_tier {
+	struct rainssd *rs;
+	struct rs_tier_layout t;
+	u8 uuid[16];
+	u64 stripes;
+
+	spinlock_t lock;		/* everything to the I/O state */
+	u8 *table;
+	u64 *gen;
+	u8 *active;
+	unsigned long *dirty;		/* blocks changed since their last write began */
+	u32 *smap;
+	unsigned long *slot_map[RS_MAX_DEVS], *pend[RS_MAX_DEVS], *rel[RS_MAX_DEVS];
+	u32 free[RS_MAX_DEVS];		/* slots neither used nor pending */
+	u32 hint[RS_MAX_DEVS];
+	unsigned long *rec_map, *rec_pend, *rec_rel;
+	u32 recs_used;			/* records holding a stripe */
+	u32 recs_free;			/* records neither used nor pending */
+	u32 rec_hint;
+	u32 clock;			/* the offline migration's hand */
+	u64 seq;			/* the next record's */
+	u64 change, committed;		/* mapping changes made, and committed */
+	bool pending_any;		/* something waits in pend/rec_pend */
+	struct list_head waiters;	/* operations waiting for a commit */
+	struct bio_list flushes;	/* flush bios waiting for a commit */
+	enum rs_tier_mode mode;
+	bool needs_check;
+
+	/* The read epoch: see rainssd-tiermap.h. */
+	unsigned int epoch;
+	atomic_t readers[2];
+	wait_queue_head_t drain;
+
+	struct workqueue_struct *wq;	/* ordered: one commit at a time */
+	struct work_struct commit_work;
+	struct delayed_work periodic;
+	bool running;
+	struct dm_io_client *io;
+	u8 *bounce;			/* the blocks of the commit in progress */
+	unsigned long *writing;
+	atomic_t inflight;
+	struct completion io_done;
+	struct rs_tier_wr wr[RS_MAX_DEVS];
+
+	atomic64_t to_r1, to_r5, offline, r1_writes, r1_reads, commits;
+};
+
+const struct rs_tier_layout *rs_tier_layout_of(struct rs_tier *tr)
+{
+	return &tr->t;
+}
+
+static u8 *rs_tier_rec_bytes(struct rs_tier *tr, u32 rec)
+{
+	return tr->table + (size_t)rs_tier_rec_block(&tr->t, rec) * RS_TIER_BLOCK +
+	       rs_tier_rec_offset(&tr->t, rec);
+}
+
+static u32 rs_tier_rec_blk(struct rs_tier *tr, u32 rec)
+{
+	return rs_tier_rec_block(&tr->t, rec);
+}
+
+/* The written-stripe bitmap: bit s of the payloads of blocks 1 .. wb_blocks. */
+static u8 *rs_tier_wb_byte(struct rs_tier *tr, u64 stripe, u32 *blk)
+{
+	u64 per = (RS_TIER_BLOCK - RS_TIER_HDR) * 8;
+	u32 b = 1 + div64_u64(stripe, per);
+	u64 bit = stripe - (b - 1) * per;
+
+	*blk = b;
+	return tr->table + (size_t)b * RS_TIER_BLOCK + RS_TIER_HDR + bit / 8;
+}
+
+static void rs_tier_dirty(struct rs_tier *tr, u32 blk)
+{
+	__set_bit(blk, tr->dirty);
+}
+
+/* ---- lookups ---- */
+
+void rs_tier_view(struct rs_tier *tr, u64 stripe, struct rs_tier_view *v)
+{
+	u32 w = READ_ONCE(tr->smap[stripe]);
+	u32 rec = w & RS_TSM_REC;
+
+	v->hist = (w & RS_TSM_HIST) >> RS_TSM_HIST_SHIFT;
+	v->written = w & RS_TSM_WRITTEN;
+	if (!rec) {
+		v->rec = U32_MAX;
+		v->r = NULL;
+		return;
+	}
+	/* The record's bytes were filled before the word was published (rs_tier_enter). */
+	smp_rmb();
+	v->rec = rec - 1;
+	v->r = rs_tier_rec_bytes(tr, rec - 1);
+}
+
+/* Whether a stripe could enter the tier now: a free record and room for its copies. */
+bool rs_tier_room(struct rs_tier *tr)
+{
+	return READ_ONCE(tr->recs_free) && READ_ONCE(tr->mode) == RS_TIER_RW;
+}
+
+/*
+ * A read that may go to a mirror copy: call before looking the record up,
+ * and rs_tier_read_end() with the value returned when its bio completed.
+ */
+unsigned int rs_tier_read_begin(struct rs_tier *tr)
+{
+	unsigned int e = READ_ONCE(tr->epoch) & 1;
+
+	atomic_inc(&tr->readers[e]);
+	/* Counted before the record is looked up: pairs with rs_tier_commit()'s flip. */
+	smp_mb__after_atomic();
+	return e;
+}
+
+void rs_tier_read_end(struct rs_tier *tr, unsigned int e)
+{
+	if (atomic_dec_and_test(&tr->readers[e]))
+		wake_up(&tr->drain);
+}
+
+/* ---- changes ---- */
+
+static void rs_tier_set_word(struct rs_tier *tr, u64 stripe, u32 w)
+{
+	WRITE_ONCE(tr->smap[stripe], w);
+}
+
+/* A write to @stripe (in either tier): its history is now @hist. */
+void rs_tier_note_write(struct rs_tier *tr, u64 stripe, unsigned int hist)
+{
+	unsigned long flags;
+	u32 w, blk;
+	u8 *p;
+
+	spin_lock_irqsave(&tr->lock, flags);
+	w = tr->smap[stripe] & ~RS_TSM_HIST;
+	w |= min(hist, RS_TSM_HIST_MAX) << RS_TSM_HIST_SHIFT;
+	if (w & RS_TSM_REC)
+		w |= RS_TSM_REF;
+	if (!(w & RS_TSM_WRITTEN)) {
+		w |= RS_TSM_WRITTEN;
+		p = rs_tier_wb_byte(tr, stripe, &blk);
+		*p |= BIT(stripe % 8);
+		rs_tier_dirty(tr, blk);
+	}
+	rs_tier_set_word(tr, stripe, w);
+	spin_unlock_irqrestore(&tr->lock, flags);
+}
+
+static u32 rs_tier_take_slot(struct rs_tier *tr, unsigned int m)
+{
+	u32 s = find_next_zero_bit(tr->slot_map[m], tr->t.slots, tr->hint[m]);
+
+	if (s >= tr->t.slots)
+		s = find_first_zero_bit(tr->slot_map[m], tr->t.slots);
+	__set_bit(s, tr->slot_map[m]);
+	tr->free[m]--;
+	tr->hint[m] = s + 1 < tr->t.slots ? s + 1 : 0;
+	return s;
+}
+
+/*
+ * @stripe enters the tier: a record, and for each data chunk two slots on
+ * the two members rs_tier_choose() picks from @queued (requests in flight
+ * per member) and the free slots, none of them @dead. No row is written in
+ * the tier yet: every row is still read from the home. Returns the record,
+ * or U32_MAX when there is no room. Never sleeps.
+ */
+u32 rs_tier_enter(struct rs_tier *tr, u64 stripe, unsigned long dead, const u32 *queued,
+		  unsigned int hist)
+{
+	unsigned int nk = tr->t.n - 1, k, c;
+	u8 pair[RS_MAX_DEVS - 1][2];
+	u32 free[RS_MAX_DEVS];
+	unsigned long flags;
+	u32 rec, w;
+	u8 *r;
+
+	spin_lock_irqsave(&tr->lock, flags);
+	if (tr->mode != RS_TIER_RW || !tr->recs_free || (tr->smap[stripe] & RS_TSM_REC))
+		goto none;
+	memcpy(free, tr->free, sizeof(free));
+	if (!rs_tier_choose(tr->t.n, dead, queued, free, nk, pair))
+		goto none;
+	rec = find_next_zero_bit(tr->rec_map, tr->t.records, tr->rec_hint);
+	if (rec >= tr->t.records)
+		rec = find_first_zero_bit(tr->rec_map, tr->t.records);
+	if (WARN_ON_ONCE(rec >= tr->t.records))
+		goto none;
+	__set_bit(rec, tr->rec_map);
+	tr->recs_free--;
+	tr->recs_used++;
+	tr->rec_hint = rec + 1 < tr->t.records ? rec + 1 : 0;
+	r = rs_tier_rec_bytes(tr, rec);
+	rs_tier_r_clear(&tr->t, r);
+	rs_tier_r_set_head(r, stripe, tr->seq++);
+	for (k = 0; k < nk; k++)
+		for (c = 0; c < 2; c++)
+			rs_tier_r_set_copy(&tr->t, r, k, c, pair[k][c],
+					   rs_tier_take_slot(tr, pair[k][c]));
+	rs_tier_dirty(tr, rs_tier_rec_blk(tr, rec));
+	tr->change++;
+	w = tr->smap[stripe] & (RS_TSM_WRITTEN);
+	w |= (rec + 1) | RS_TSM_REF | (min(hist, RS_TSM_HIST_MAX) << RS_TSM_HIST_SHIFT);
+	/* The record's bytes before the word that points to them. */
+	smp_wmb();
+	rs_tier_set_word(tr, stripe, w);
+	spin_unlock_irqrestore(&tr->lock, flags);
+	atomic64_inc(&tr->to_r1);
+	return rec;
+none:
+	spin_unlock_irqrestore(&tr->lock, flags);
+	return U32_MAX;
+}
+
+/* Rows [start, end) of chunk @k of record @rec are now written in its copies. */
+void rs_tier_set_rows(struct rs_tier *tr, u32 rec, unsigned int k, unsigned int start,
+		      unsigned int end)
+{
+	u8 *r = rs_tier_rec_bytes(tr, rec);
+	unsigned long flags;
+	unsigned int row;
+
+	for (row = start; row < end; row++)
+		if (!rs_tier_r_row(&tr->t, r, k, row))
+			break;
+	if (row >= end)
+		return;		/* nothing new: nothing to commit */
+	spin_lock_irqsave(&tr->lock, flags);
+	rs_tier_r_set_rows(&tr->t, r, k, start, end);
+	rs_tier_dirty(tr, rs_tier_rec_blk(tr, rec));
+	tr->change++;
+	spin_unlock_irqrestore(&tr->lock, flags);
+}
+
+/*
+ * @stripe leaves the tier (its home holds all of its data now): its record
+ * is cleared, and the record and slots are given up, free again once a
+ * commit has recorded it and no read can still use them.
+ */
+void rs_tier_leave(struct rs_tier *tr, u64 stripe, bool offline)
+{
+	unsigned int k, c, m;
+	unsigned long flags;
+	u32 w, rec, slot;
+	u8 *r;
+
+	spin_lock_irqsave(&tr->lock, flags);
+	w = tr->smap[stripe];
+	if (WARN_ON_ONCE(!(w & RS_TSM_REC))) {
+		spin_unlock_irqrestore(&tr->lock, flags);
+		return;
+	}
+	rec = (w & RS_TSM_REC) - 1;
+	r = rs_tier_rec_bytes(tr, rec);
+	for (k = 0; k < tr->t.n - 1; k++) {
+		for (c = 0; c < 2; c++) {
+			rs_tier_r_copy(&tr->t, r, k, c, &m, &slot);
+			__set_bit(slot, tr->pend[m]);
+		}
+	}
+	__set_bit(rec, tr->rec_pend);
+	tr->pending_any = true;
+	tr->recs_used--;
+	rs_tier_set_word(tr, stripe, (w & ~(RS_TSM_REC | RS_TSM_REF | RS_TSM_HIST)) |
+				     (1U << RS_TSM_HIST_SHIFT));
+	rs_tier_r_clear(&tr->t, r);
+	rs_tier_dirty(tr, rs_tier_rec_blk(tr, rec));
+	tr->change++;
+	spin_unlock_irqrestore(&tr->lock, flags);
+	atomic64_inc(offline ? &tr->offline : &tr->to_r5);
+}
+
+void rs_tier_count(struct rs_tier *tr, bool write)
+{
+	atomic64_inc(write ? &tr->r1_writes : &tr->r1_reads);
+}
+
+u32 rs_tier_used(struct rs_tier *tr)
+{
+	return READ_ONCE(tr->recs_used);
+}
+
+/*
+ * The next stripe for the offline migration: the clock hand goes round the
+ * records in use; one written since the hand last passed gets a second
+ * chance (its referenced bit cleared), the first one that was not is
+ * picked. False when the tier is empty.
+ */
+bool rs_tier_pick_cold(struct rs_tier *tr, u64 *stripe)
+{
+	unsigned long flags;
+	unsigned int laps;
+	u32 rec, w;
+	u64 s;
+
+	spin_lock_irqsave(&tr->lock, flags);
+	for (laps = 0; laps < 3 && tr->recs_used; ) {
+		rec = find_next_bit(tr->rec_map, tr->t.records, tr->clock);
+		if (rec >= tr->t.records) {
+			tr->clock = 0;
+			laps++;
+			continue;
+		}
+		tr->clock = rec + 1;
+		if (test_bit(rec, tr->rec_pend) || test_bit(rec, tr->rec_rel))
+			continue;
+		s = rs_tier_r_stripe(rs_tier_rec_bytes(tr, rec));
+		w = tr->smap[s];
+		if (w & RS_TSM_REF) {
+			rs_tier_set_word(tr, s, w & ~RS_TSM_REF);
+			continue;
+		}
+		*stripe = s;
+		spin_unlock_irqrestore(&tr->lock, flags);
+		return true;
+	}
+	spin_unlock_irqrestore(&tr->lock, flags);
+	return false;
+}
+
+/* ---- commit ---- */
+
+static void rs_tier_io_done(unsigned long error, void *context)
+{
+	struct rs_tier_wr *wr = context;
+
+	wr->error = error;
+	if (atomic_dec_and_test(&wr->tr->inflight))
+		complete(&wr->tr->io_done);
+}
+
+/*
+ * Write (@write: FUA) or read @count blocks at @buf as blocks [@blk, @blk +
+ * @count) of table copy @copy on member @m (all members when @m is
+ * RS_MAX_DEVS), in service ones only; returns those whose I/O failed.
+ * Sleeps.
+ */
+static unsigned long rs_tier_io(struct rs_tier *tr, unsigned int m, unsigned int copy, u32 blk,
+				u32 count, void *buf, bool write)
+{
+	struct rainssd *rs = tr->rs;
+	unsigned int first = m < RS_MAX_DEVS ? m : 0, last = m < RS_MAX_DEVS ? m : rs->geom.n - 1;
+	blk_opf_t opf = write ? REQ_OP_WRITE | REQ_FUA | REQ_SYNC | REQ_META | REQ_PRIO :
+				REQ_OP_READ | REQ_SYNC | REQ_META;
+	unsigned long failed = 0;
+	unsigned int i;
+
+	atomic_set(&tr->inflight, 1);
+	reinit_completion(&tr->io_done);
+	for (i = first; i <= last; i++) {
+		struct dm_io_region where = {
+			.sector = rs_tier_copy_sector(&tr->t, copy, blk),
+			.count = count * RS_TIER_BLOCK_SECTORS,
+		};
+		struct dm_io_request req = {
+			.bi_opf = opf,
+			.mem.type = DM_IO_VMA,
+			.mem.ptr.vma = buf,
+			.notify.fn = rs_tier_io_done,
+			.notify.context = &tr->wr[i],
+			.client = tr->io,
+		};
+
+		tr->wr[i].tr = tr;
+		tr->wr[i].error = 0;
+		if (!rs->dev[i] || rs_member_dead(rs, i))
+			continue;
+		where.bdev = rs->dev[i]->bdev;
+		rs_load_own_io(&rs->load, i, where.count);
+		atomic_inc(&tr->inflight);
+		if (WARN_ON_ONCE(dm_io(&req, 1, &where, NULL, IOPRIO_DEFAULT))) {
+			tr->wr[i].error = 1;
+			atomic_dec(&tr->inflight);
+		}
+	}
+	if (!atomic_dec_and_test(&tr->inflight))
+		wait_for_completion(&tr->io_done);
+	for (i = first; i <= last; i++)
+		if (tr->wr[i].error)
+			__set_bit(i, &failed);
+	return failed;
+}
+
+/*
+ * Wake what waited for changes up to tr->committed (a flush bio's token is
+ * kept in its rs_bio's t_map, unused by flushes); the caller holds the lock.
+ */
+static void rs_tier_wake(struct rs_tier *tr, struct list_head *ready, struct bio_list *flushes)
+{
+	bool fail = tr->mode == RS_TIER_FAIL;
+	struct bio_list keep;
+	struct rs_op *op, *tmp;
+	struct bio *bio;
+
+	list_for_each_entry_safe(op, tmp, &tr->waiters, wait)
+		if (op->token <= tr->committed || fail)
+			list_move_tail(&op->wait, ready);
+	bio_list_init(&keep);
+	while ((bio = bio_list_pop(&tr->flushes)))
+		bio_list_add(rs_bio(bio)->t_map <= tr->committed || fail ? flushes : &keep, bio);
+	bio_list_merge(&tr->flushes, &keep);
+}
+
+/* Send on (or fail) the flush bios that waited for the commit. */
+static void rs_tier_release_flushes(struct rs_tier *tr, struct bio_list *flushes)
+{
+	struct rainssd *rs = tr->rs;
+	struct bio *bio;
+
+	while ((bio = bio_list_pop(flushes))) {
+		struct rs_bio *rb = rs_bio(bio);
+
+		if (tr->mode == RS_TIER_FAIL) {
+			bio->bi_status = BLK_STS_IOERR;
+			bio_endio(bio);
+			continue;
+		}
+		bio_set_dev(bio, rs->dev[rb->member]->bdev);
+		dm_submit_bio_remap(bio, NULL);
+	}
+}
+
+/*
+ * One commit: the blocks dirty now are written, each to its other copy on
+ * every live member, and what was given up before it began becomes free
+ * once no read that began before it can still use it. Sleeps.
+ */
+static void rs_tier_commit(struct rs_tier *tr)
+{
+	struct rainssd *rs = tr->rs;
+	unsigned long failed, live = 0;
+	struct rs_tier_blk h = {};
+	struct bio_list flushes;
+	unsigned int m, old;
+	bool any, lost = false;
+	LIST_HEAD(ready);
+	u64 want;
+	u32 b;
+	struct rs_op *op, *tmp;
+
+	bio_list_init(&flushes);
+	memcpy(h.uuid, tr->uuid, sizeof(h.uuid));
+	spin_lock_irq(&tr->lock);
+	want = tr->change;
+	any = !bitmap_empty(tr->dirty, tr->t.blocks);
+	bitmap_copy(tr->writing, tr->dirty, tr->t.blocks);
+	bitmap_zero(tr->dirty, tr->t.blocks);
+	for_each_set_bit(b, tr->writing, tr->t.blocks) {
+		memcpy(tr->bounce + (size_t)b * RS_TIER_BLOCK,
+		       tr->table + (size_t)b * RS_TIER_BLOCK, RS_TIER_BLOCK);
+		h.block = b;
+		h.gen = tr->gen[b] + 1;
+		rs_tier_blk_seal(tr->bounce + (size_t)b * RS_TIER_BLOCK, &h);
+	}
+	/* What was given up so far is released by this commit. */
+	for (m = 0; m < tr->t.n; m++) {
+		bitmap_or(tr->rel[m], tr->rel[m], tr->pend[m], tr->t.slots);
+		bitmap_zero(tr->pend[m], tr->t.slots);
+	}
+	bitmap_or(tr->rec_rel, tr->rec_rel, tr->rec_pend, tr->t.records);
+	bitmap_zero(tr->rec_pend, tr->t.records);
+	tr->pending_any = false;
+	old = tr->epoch & 1;
+	/* The frees above before the flip (pairs with rs_tier_read_begin()). */
+	smp_mb();
+	WRITE_ONCE(tr->epoch, tr->epoch + 1);
+	/* The flip before the readers of the old epoch are counted. */
+	smp_mb();
+	spin_unlock_irq(&tr->lock);
+
+	for (m = 0; m < rs->geom.n; m++)
+		if (rs->dev[m] && !rs_member_dead(rs, m))
+			__set_bit(m, &live);
+	for_each_set_bit(b, tr->writing, tr->t.blocks) {
+		if (tr->mode == RS_TIER_FAIL)
+			break;
+		failed = rs_tier_io(tr, RS_MAX_DEVS, !tr->active[b], b, 1,
+				    tr->bounce + (size_t)b * RS_TIER_BLOCK, true);
+		for_each_set_bit(m, &failed, rs->geom.n)
+			rs_member_failed(rs, m, "tier table write error");
+		/* No live member took it, or too few are left to hold the volume. */
+		if ((failed & live) == live || rs_dead_count(rs) > 1)
+			lost = true;
+	}
+	if (any)
+		atomic64_inc(&tr->commits);
+	wait_event(tr->drain, !atomic_read(&tr->readers[old]));
+
+	spin_lock_irq(&tr->lock);
+	if (lost) {
+		tr->mode = RS_TIER_FAIL;
+		DMERR_LIMIT("tier table: a commit reached no member; metadata_mode fail");
+	} else {
+		for_each_set_bit(b, tr->writing, tr->t.blocks) {
+			tr->active[b] = !tr->active[b];
+			tr->gen[b]++;
+		}
+		tr->committed = max(tr->committed, want);
+		for (m = 0; m < tr->t.n; m++) {
+			tr->free[m] += bitmap_weight(tr->rel[m], tr->t.slots);
+			bitmap_andnot(tr->slot_map[m], tr->slot_map[m], tr->rel[m], tr->t.slots);
+			bitmap_zero(tr->rel[m], tr->t.slots);
+		}
+		tr->recs_free += bitmap_weight(tr->rec_rel, tr->t.records);
+		bitmap_andnot(tr->rec_map, tr->rec_map, tr->rec_rel, tr->t.records);
+		bitmap_zero(tr->rec_rel, tr->t.records);
+	}
+	rs_tier_wake(tr, &ready, &flushes);
+	spin_unlock_irq(&tr->lock);
+	list_for_each_entry_safe(op, tmp, &ready, wait) {
+		list_del(&op->wait);
+		if (tr->mode == RS_TIER_FAIL)
+			op->failed |= GENMASK(rs->geom.n - 1, 0);
+		rs_op_queue(op, op->run);
+	}
+	rs_tier_release_flushes(tr, &flushes);
+}
+
+static void rs_tier_commit_work(struct work_struct *work)
+{
+	struct rs_tier *tr = container_of(work, struct rs_tier, commit_work);
+	bool again;
+
+	do {
+		rs_tier_commit(tr);
+		spin_lock_irq(&tr->lock);
+		/* Changes made while it ran, that somebody waits for. */
+		again = tr->mode != RS_TIER_FAIL && tr->committed < tr->change &&
+			(!list_empty(&tr->waiters) || !bio_list_empty(&tr->flushes));
+		spin_unlock_irq(&tr->lock);
+	} while (again);
+}
+
+static void rs_tier_periodic(struct work_struct *work)
+{
+	struct rs_tier *tr = container_of(to_delayed_work(work), struct rs_tier, periodic);
+	bool kick;
+
+	spin_lock_irq(&tr->lock);
+	kick = !bitmap_empty(tr->dirty, tr->t.blocks) || tr->pending_any;
+	if (tr->running)
+		queue_delayed_work(tr->wq, &tr->periodic, msecs_to_jiffies(RS_TIER_PERIOD_MS));
+	spin_unlock_irq(&tr->lock);
+	if (kick)
+		queue_work(tr->wq, &tr->commit_work);
+}
+
+/*
+ * @op changed the mapping (its write moved rows or stripes): queue it to
+ * run @fn once every change made so far is committed, and return false;
+ * true when they are already.
+ */
+bool rs_tier_wait_committed(struct rs_tier *tr, struct rs_op *op, rs_op_fn fn)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&tr->lock, flags);
+	if (tr->committed == tr->change || tr->mode == RS_TIER_FAIL) {
+		spin_unlock_irqrestore(&tr->lock, flags);
+		return true;
+	}
+	op->token = tr->change;
+	op->run = fn;
+	list_add_tail(&op->wait, &tr->waiters);
+	spin_unlock_irqrestore(&tr->lock, flags);
+	queue_work(tr->wq, &tr->commit_work);
+	return false;
+}
+
+/*
+ * A flush (one of the target's per-member clones): when mapping changes
+ * are not all committed, hold it until they are (it is then sent on to its
+ * member, rs_bio(bio)->member) and return true.
+ */
+bool rs_tier_flush_wait(struct rs_tier *tr, struct bio *bio)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&tr->lock, flags);
+	if (tr->committed == tr->change && tr->mode != RS_TIER_FAIL) {
+		spin_unlock_irqrestore(&tr->lock, flags);
+		return false;
+	}
+	rs_bio(bio)->t_map = tr->change;
+	bio_list_add(&tr->flushes, bio);
+	spin_unlock_irqrestore(&tr->lock, flags);
+	queue_work(tr->wq, &tr->commit_work);
+	return true;
+}
+
+/* Suspend, nothing in flight: commit everything, hints and frees included. Sleeps. */
+int rs_tier_commit_sync(struct rs_tier *tr)
+{
+	if (!tr)
+		return 0;
+	queue_work(tr->wq, &tr->commit_work);
+	flush_work(&tr->commit_work);
+	/* Frees given up in that commit are released by the next one. */
+	queue_work(tr->wq, &tr->commit_work);
+	flush_work(&tr->commit_work);
+	return tr->mode == RS_TIER_FAIL ? -EIO : 0;
+}
+
+enum rs_tier_mode rs_tier_mode(struct rs_tier *tr)
+{
+	return READ_ONCE(tr->mode);
+}
+
+const char *rs_tier_mode_name(enum rs_tier_mode m)
+{
+	static const char * const names[] = { "rw", "ro", "fail" };
+
+	return m < ARRAY_SIZE(names) ? names[m] : "?";
+}
+
+void rs_tier_stats(struct rs_tier *tr, struct rs_tier_stats *st)
+{
+	unsigned long flags;
+	unsigned int m;
+
+	spin_lock_irqsave(&tr->lock, flags);
+	st->records = tr->t.records;
+	st->used = tr->recs_used;
+	st->pending = tr->t.records - tr->recs_used - tr->recs_free;
+	st->slots = tr->t.slots * tr->t.n;
+	st->slots_used = 0;
+	for (m = 0; m < tr->t.n; m++)
+		st->slots_used += tr->t.slots - tr->free[m];
+	st->mode = tr->mode;
+	st->needs_check = tr->needs_check;
+	spin_unlock_irqrestore(&tr->lock, flags);
+	st->to_r1 = atomic64_read(&tr->to_r1);
+	st->to_r5 = atomic64_read(&tr->to_r5);
+	st->offline = atomic64_read(&tr->offline);
+	st->r1_writes = atomic64_read(&tr->r1_writes);
+	st->r1_reads = atomic64_read(&tr->r1_reads);
+	st->commits = atomic64_read(&tr->commits);
+}
+
+/* ---- load ---- */
+
+/*
+ * Build the in-memory state from the table's records: every stripe's
+ * newest record (by seq) holds it; an older record of the same stripe is
+ * what a crash left before the newer one's commit and is dropped; records
+ * that are impossible or claim one slot twice make the table corrupt.
+ */
+static int rs_tier_index(struct rs_tier *tr, const char **why)
+{
+	unsigned int nk = tr->t.n - 1, k, c, m;
+	u32 rec, old, slot, blk;
+	u64 s, maxseq = 0;
+	u8 *r, *o;
+
+	for (rec = 0; rec < tr->t.records; rec++) {
+		r = rs_tier_rec_bytes(tr, rec);
+		if (!get_unaligned_le64(r)) {
+			if (memchr_inv(r, 0, tr->t.rec_size)) {
+				*why = "an empty record that is not zero";
+				return -EINVAL;
+			}
+			continue;
+		}
+		if (rs_tier_r_check(&tr->t, r, tr->stripes, why))
+			return -EINVAL;
+		s = rs_tier_r_stripe(r);
+		maxseq = max(maxseq, rs_tier_r_seq(r));
+		old = tr->smap[s] & RS_TSM_REC;
+		if (old) {
+			o = rs_tier_rec_bytes(tr, old - 1);
+			if (rs_tier_r_seq(o) == rs_tier_r_seq(r)) {
+				*why = "two records of one stripe with one sequence number";
+				return -EINVAL;
+			}
+			/* The older one goes (and its block is to be rewritten). */
+			if (rs_tier_r_seq(o) > rs_tier_r_seq(r)) {
+				rs_tier_r_clear(&tr->t, r);
+				rs_tier_dirty(tr, rs_tier_rec_blk(tr, rec));
+				continue;
+			}
+			__clear_bit(old - 1, tr->rec_map);
+			rs_tier_r_clear(&tr->t, o);
+			rs_tier_dirty(tr, rs_tier_rec_blk(tr, old - 1));
+		}
+		__set_bit(rec, tr->rec_map);
+		tr->smap[s] = (tr->smap[s] & ~RS_TSM_REC) | (rec + 1) | (1U << RS_TSM_HIST_SHIFT);
+	}
+	/* The written-stripe bits. */
+	for (s = 0; s < tr->stripes; s++)
+		if (*rs_tier_wb_byte(tr, s, &blk) & BIT(s % 8))
+			tr->smap[s] |= RS_TSM_WRITTEN;
+	/* The slots of the records kept, each claimed once. */
+	for_each_set_bit(rec, tr->rec_map, tr->t.records) {
+		r = rs_tier_rec_bytes(tr, rec);
+		for (k = 0; k < nk; k++) {
+			for (c = 0; c < 2; c++) {
+				rs_tier_r_copy(&tr->t, r, k, c, &m, &slot);
+				if (__test_and_set_bit(slot, tr->slot_map[m])) {
+					*why = "two records claim one chunk slot";
+					return -EINVAL;
+				}
+			}
+		}
+		tr->recs_used++;
+	}
+	tr->recs_free = tr->t.records - tr->recs_used;
+	for (m = 0; m < tr->t.n; m++)
+		tr->free[m] = tr->t.slots - bitmap_weight(tr->slot_map[m], tr->t.slots);
+	tr->seq = maxseq + 1;
+	return 0;
+}
+
+/* Forget everything loaded before (the table is read at load and again at the first resume). */
+static void rs_tier_reset(struct rs_tier *tr)
+{
+	unsigned int m;
+
+	memset(tr->gen, 0, tr->t.blocks * sizeof(*tr->gen));
+	memset(tr->active, 0, tr->t.blocks);
+	memset(tr->table, 0, (size_t)tr->t.blocks * RS_TIER_BLOCK);
+	memset(tr->smap, 0, tr->stripes * sizeof(*tr->smap));
+	bitmap_zero(tr->dirty, tr->t.blocks);
+	bitmap_zero(tr->rec_map, tr->t.records);
+	bitmap_zero(tr->rec_pend, tr->t.records);
+	bitmap_zero(tr->rec_rel, tr->t.records);
+	for (m = 0; m < tr->t.n; m++) {
+		bitmap_zero(tr->slot_map[m], tr->t.slots);
+		bitmap_zero(tr->pend[m], tr->t.slots);
+		bitmap_zero(tr->rel[m], tr->t.slots);
+		tr->free[m] = tr->t.slots;
+		tr->hint[m] = 0;
+	}
+	tr->recs_used = 0;
+	tr->recs_free = tr->t.records;
+	tr->rec_hint = 0;
+	tr->clock = 0;
+	tr->pending_any = false;
+}
+
+/*
+ * Read the table (at load, and again at the first resume): each block from
+ * every live member's two copies, the valid copy with the newest generation
+ * wins. A fresh volume (@fresh) gets an empty table instead. With @write
+ * (the first resume) the whole table is then written again with the next
+ * generations, to every live member (a replaced member gets it too, and
+ * every copy agrees). -EINVAL with @why when the table is corrupt: a block
+ * that no member holds whole, a header for another layout, an impossible
+ * record. Sleeps.
+ */
+int rs_tier_load(struct rs_tier *tr, bool fresh, bool write, const char **why)
+{
+	struct rainssd *rs = tr->rs;
+	size_t bytes = (size_t)tr->t.blocks * RS_TIER_BLOCK;
+	unsigned int m, c;
+	bool seen_valid = false, seen_corrupt = false;
+	enum rs_tier_blk_kind kind;
+	unsigned long failed;
+	u8 *buf = NULL;
+	u64 gen;
+	u32 b;
+	int r = 0;
+
+	*why = NULL;
+	rs_tier_reset(tr);
+	if (!fresh) {
+		unsigned long *have = bitmap_zalloc(tr->t.blocks, GFP_KERNEL);
+
+		buf = vmalloc(bytes);
+		if (!buf || !have) {
+			bitmap_free(have);
+			r = -ENOMEM;
+			goto out;
+		}
+		for (m = 0; m < rs->geom.n; m++) {
+			if (!rs->dev[m] || rs_member_dead(rs, m) ||
+			    m == READ_ONCE(rs->rebuild_member))
+				continue;
+			for (c = 0; c < 2; c++) {
+				failed = rs_tier_io(tr, m, c, 0, tr->t.blocks, buf, false);
+				if (failed) {
+					/* Passed over at load; failed at the first resume. */
+					if (write)
+						rs_member_failed(rs, m, "tier table read error");
+					break;
+				}
+				for (b = 0; b < tr->t.blocks; b++) {
+					kind = rs_tier_blk_check(buf + (size_t)b * RS_TIER_BLOCK,
+								 tr->uuid, b, &gen);
+					if (kind == RS_TIER_BLK_CORRUPT)
+						seen_corrupt = true;
+					if (kind != RS_TIER_BLK_VALID)
+						continue;
+					seen_valid = true;
+					if (test_bit(b, have) && gen <= tr->gen[b])
+						continue;
+					__set_bit(b, have);
+					tr->gen[b] = gen;
+					tr->active[b] = c;
+					memcpy(tr->table + (size_t)b * RS_TIER_BLOCK,
+					       buf + (size_t)b * RS_TIER_BLOCK, RS_TIER_BLOCK);
+				}
+			}
+		}
+		b = find_first_zero_bit(have, tr->t.blocks);
+		bitmap_free(have);
+		if (b < tr->t.blocks) {
+			*why = seen_valid || seen_corrupt ?
+			       "tier table: a block no member holds whole (corrupt)" :
+			       "tier table missing (the superblocks say the volume has one)";
+			r = -EINVAL;
+			goto out;
+		}
+		if (!rs_tier_hdr_matches(&tr->t, tr->table)) {
+			*why = "tier table made for another layout (tier_size or geometry)";
+			r = -EINVAL;
+			goto out;
+		}
+		if (seen_corrupt)
+			DMWARN("tier table: a corrupt block copy passed over (another is whole)");
+		/* Headers are sealed again at every write; the payloads stay. */
+		for (b = 0; b < tr->t.blocks; b++)
+			memset(tr->table + (size_t)b * RS_TIER_BLOCK, 0, RS_TIER_HDR);
+		r = rs_tier_index(tr, why);
+		if (r)
+			goto out;
+	} else {
+		rs_tier_hdr_encode(&tr->t, tr->table);
+		memset(tr->table, 0, RS_TIER_HDR);
+		tr->seq = 1;
+	}
+	if (!write)
+		goto out;
+	/* Every block to every live member, at the next generation. */
+	spin_lock_irq(&tr->lock);
+	bitmap_fill(tr->dirty, tr->t.blocks);
+	tr->change++;
+	spin_unlock_irq(&tr->lock);
+	r = rs_tier_commit_sync(tr);
+	if (!r) {
+		spin_lock_irq(&tr->lock);
+		tr->running = true;
+		queue_delayed_work(tr->wq, &tr->periodic, msecs_to_jiffies(RS_TIER_PERIOD_MS));
+		spin_unlock_irq(&tr->lock);
+	}
+out:
+	vfree(buf);
+	return r;
+}
+
+/* ---- life cycle ---- */
+
+int rs_tier_create(struct rainssd *rs, const struct rs_tier_layout *t, const u8 *uuid,
+		   struct rs_tier **out)
+{
+	size_t bytes = (size_t)t->blocks * RS_TIER_BLOCK;
+	struct rs_tier *tr;
+	unsigned int m;
+
+	*out = NULL;
+	tr = kzalloc(sizeof(*tr), GFP_KERNEL);
+	if (!tr)
+		return -ENOMEM;
+	tr->rs = rs;
+	tr->t = *t;
+	memcpy(tr->uuid, uuid, sizeof(tr->uuid));
+	tr->stripes = rs->stripes;
+	spin_lock_init(&tr->lock);
+	INIT_LIST_HEAD(&tr->waiters);
+	bio_list_init(&tr->flushes);
+	init_waitqueue_head(&tr->drain);
+	init_completion(&tr->io_done);
+	INIT_WORK(&tr->commit_work, rs_tier_commit_work);
+	INIT_DELAYED_WORK(&tr->periodic, rs_tier_periodic);
+	tr->table = vzalloc(bytes);
+	tr->bounce = vzalloc(bytes);
+	tr->gen = kvcalloc(t->blocks, sizeof(*tr->gen), GFP_KERNEL);
+	tr->active = kvzalloc(t->blocks, GFP_KERNEL);
+	tr->dirty = bitmap_zalloc(t->blocks, GFP_KERNEL);
+	tr->writing = bitmap_zalloc(t->blocks, GFP_KERNEL);
+	tr->smap = kvcalloc(rs->stripes, sizeof(*tr->smap), GFP_KERNEL);
+	tr->rec_map = bitmap_zalloc(t->records, GFP_KERNEL);
+	tr->rec_pend = bitmap_zalloc(t->records, GFP_KERNEL);
+	tr->rec_rel = bitmap_zalloc(t->records, GFP_KERNEL);
+	if (!tr->table || !tr->bounce || !tr->gen || !tr->active || !tr->dirty || !tr->writing ||
+	    !tr->smap || !tr->rec_map || !tr->rec_pend || !tr->rec_rel)
+		goto bad;
+	for (m = 0; m < t->n; m++) {
+		tr->slot_map[m] = bitmap_zalloc(t->slots, GFP_KERNEL);
+		tr->pend[m] = bitmap_zalloc(t->slots, GFP_KERNEL);
+		tr->rel[m] = bitmap_zalloc(t->slots, GFP_KERNEL);
+		if (!tr->slot_map[m] || !tr->pend[m] || !tr->rel[m])
+			goto bad;
+	}
+	tr->io = dm_io_client_create();
+	if (IS_ERR(tr->io)) {
+		tr->io = NULL;
+		goto bad;
+	}
+	tr->wq = alloc_ordered_workqueue("rainssd-tier", WQ_MEM_RECLAIM);
+	if (!tr->wq)
+		goto bad;
+	*out = tr;
+	return 0;
+bad:
+	rs_tier_destroy(tr);
+	return -ENOMEM;
+}
+
+void rs_tier_destroy(struct rs_tier *tr)
+{
+	unsigned int m;
+
+	if (!tr)
+		return;
+	if (tr->wq) {
+		spin_lock_irq(&tr->lock);
+		tr->running = false;
+		spin_unlock_irq(&tr->lock);
+		cancel_delayed_work_sync(&tr->periodic);
+		destroy_workqueue(tr->wq);
+	}
+	WARN_ON_ONCE(!list_empty(&tr->waiters) || !bio_list_empty(&tr->flushes));
+	if (tr->io)
+		dm_io_client_destroy(tr->io);
+	for (m = 0; m < RS_MAX_DEVS; m++) {
+		bitmap_free(tr->slot_map[m]);
+		bitmap_free(tr->pend[m]);
+		bitmap_free(tr->rel[m]);
+	}
+	bitmap_free(tr->rec_rel);
+	bitmap_free(tr->rec_pend);
+	bitmap_free(tr->rec_map);
+	kvfree(tr->smap);
+	bitmap_free(tr->writing);
+	bitmap_free(tr->dirty);
+	kvfree(tr->active);
+	kvfree(tr->gen);
+	vfree(tr->bounce);
+	vfree(tr->table);
+	kfree(tr);
+}
