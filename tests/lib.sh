@@ -68,7 +68,8 @@ t_status_field() {
 # t_opstat <name> <field>: one of the status fields appended after the
 # member words (1.3.0: stripe_cache_used stripe_cache stripe_cache_peak ops
 # replans deferred reserve emergency; 1.4.0: sync_ratio sync_action
-# read_errors repaired; 1.5.0: mismatch_cnt).
+# read_errors repaired; 1.5.0: mismatch_cnt; 1.7.0 prints the 9 tier
+# fields after it, see t_tier).
 t_opstat() {
 	local i=0 f
 	for f in stripe_cache_used stripe_cache stripe_cache_peak ops replans deferred reserve \
@@ -77,7 +78,7 @@ t_opstat() {
 		i=$((i + 1))
 	done
 	[ $i -lt 13 ] || fail "t_opstat: no field $2"
-	dmsetup status "$1" | awk -v k=$((12 - i)) '{print $(NF - k)}'
+	dmsetup status "$1" | awk -v k=$((21 - i)) '{print $(NF - k)}'
 }
 
 # t_idle <name> <seconds>: wait until no resync, rebuild or scrub runs

@@ -19,10 +19,13 @@ st=$(dmsetup status rs0)
 note "status: $st"
 set -- $st
 # 3 words of dmsetup, 12 basic, read_policy, 5 counters, rebuild_us, one
-# word per member, then the operation layer's 8 (1.3.0), 4 (1.4.0) and
-# mismatch_cnt (1.5.0)
-[ $# -eq 39 ] || fail "status has $# words, want 39"
-[ "$4" = 1.6.0 ] && [ "$5" = 4 ] && [ "$6" = AAAA ] && [ "${15}" = rcw ] && [ "${16}" = direct ] &&
+# word per member, then the operation layer's 8 (1.3.0), 4 (1.4.0),
+# mismatch_cnt (1.5.0) and the tier's 9 (1.7.0)
+[ $# -eq 48 ] || fail "status has $# words, want 48"
+# No tier: 0/0 stripes, no migration, the table rw.
+[ "${40}" = 0/0 ] && [ "${46}" = idle ] && [ "${47}" = rw ] && [ "${48}" = - ] ||
+	fail "tier fields without a tier: ${*:40}"
+[ "$4" = 1.7.0 ] && [ "$5" = 4 ] && [ "$6" = AAAA ] && [ "${15}" = rcw ] && [ "${16}" = direct ] &&
 	[ "${22}" = 0 ] || fail "status fields"
 for w in "${@:23:4}"; do
 	# 1.6.0: 12 numbers (the others' load on the member's device appended)

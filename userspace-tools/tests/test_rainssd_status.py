@@ -32,6 +32,12 @@ V15 = V14.replace("1.4.0", "1.5.0").replace("AaD", "AAD").replace(
 V16 = V15.replace("1.5.0", "1.6.0").replace(
     "1:2:300:400:50:0:13:14:15:16 0:0:0:0:0:0:0:0:0:0 3:1:30:40:5:7:17:18:19:20",
     "1:2:300:400:50:0:13:14:15:16:0:0 0:0:0:0:0:0:0:0:0:0:1625:3998 3:1:30:40:5:7:17:18:19:20:0:0")
+# 1.7.0: 1.6.0 plus the RAID1 tier's <used>/<capacity> <to_r1> <to_r5> <offline>
+# <writes> <reads> <migration_action> <metadata_mode> <needs_check>.
+V17 = V16.replace("1.6.0", "1.7.0") + " 120/1365 140 20 7 900 450 migrate rw -"
+# 1.7.0 on a volume without a tier
+V17_NO_TIER = V16.replace("1.6.0", "1.7.0") + " 0/0 0 0 0 0 0 idle rw -"
+TIER_COUNTERS = ["tier_to_r1", "tier_to_r5", "tier_offline", "tier_writes", "tier_reads"]
 TAIL = ["stripe_cache_used", "stripe_cache", "stripe_cache_peak", "ops", "replans",
         "deferred_bios", "reserve_ops", "emergency_steps"]
 
@@ -183,6 +189,80 @@ class StatusTool(unittest.TestCase):
         rc, _, err = run("--line", V16.replace(":1625:3998", ":1625"))
         self.assertNotEqual(rc, 0)
 
+    def test_v17_tier_json(self):
+        rc, out, err = run("--json", "--line", V17)
+        self.assertEqual(rc, 0, err)
+        s = json.loads(out)["segments"][0]
+        self.assertEqual((s["version"], s["health"], s["probes"], s["rebuild_us"],
+                          s["sync_ratio"], s["mismatch_cnt"]),
+                         ("1.7.0", "AAD", 12, 480, "3072/4096", 24))
+        self.assertEqual([s[k] for k in TAIL], [12, 256, 40, 1500, 3, 17, 2, 1])
+        self.assertEqual((s["tier_used"], s["tier_capacity"]), (120, 1365))
+        self.assertEqual([s[k] for k in TIER_COUNTERS], [140, 20, 7, 900, 450])
+        self.assertEqual((s["migration_action"], s["metadata_mode"], s["needs_check"]),
+                         ("migrate", "rw", False))
+        m = s["member"]
+        self.assertEqual([(x["foreign_x100"], x["foreign_per_s"]) for x in m],
+                         [(0, 0), (1625, 3998), (0, 0)])
+        self.assertEqual([x["read_errors"] for x in m], [5, 0, 7])
+        # the other actions and modes, and needs_check
+        for action in ("idle", "flush", "frozen"):
+            for mode, check in (("ro", "needs_check"), ("fail", "-")):
+                line = V17.replace("migrate rw -", "%s %s %s" % (action, mode, check))
+                rc, out, err = run("--json", "--line", line)
+                self.assertEqual(rc, 0, err)
+                s = json.loads(out)["segments"][0]
+                self.assertEqual((s["migration_action"], s["metadata_mode"], s["needs_check"]),
+                                 (action, mode, check == "needs_check"))
+        # a full tier is fine
+        rc, out, err = run("--json", "--line", V17.replace("120/1365", "1365/1365"))
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(json.loads(out)["segments"][0]["tier_used"], 1365)
+        # a 1.6.0 line has no tier fields
+        rc, out, _ = run("--json", "--line", V16)
+        s = json.loads(out)["segments"][0]
+        for k in ["tier_used", "tier_capacity", "migration_action", "metadata_mode",
+                  "needs_check"] + TIER_COUNTERS:
+            self.assertNotIn(k, s)
+
+    def test_v17_tier_labels(self):
+        rc, out, err = run("--line", V17)
+        self.assertEqual(rc, 0, err)
+        lines = out.splitlines()
+        tier = [l for l in lines if l.split()[:1] == ["tier"]]
+        self.assertEqual(len(tier), 1, out)
+        self.assertIn("120/1365", tier[0])
+        fields = {l.split()[0]: l.split()[1] for l in lines if len(l.split()) == 2}
+        self.assertEqual([fields.get(k) for k in TIER_COUNTERS], ["140", "20", "7", "900", "450"])
+        self.assertEqual((fields.get("migration_action"), fields.get("metadata_mode"),
+                          fields.get("needs_check")), ("migrate", "rw", "no"))
+        self.assertIn("  mismatch_cnt           24", lines)
+        self.assertIn("16.25", out)
+        rc, out, err = run("--line", V17.replace("migrate rw -", "flush ro needs_check"))
+        self.assertEqual(rc, 0, err)
+        self.assertIn("  migration_action       flush", out.splitlines())
+        self.assertIn("  metadata_mode          ro", out.splitlines())
+        self.assertIn("  needs_check            yes", out.splitlines())
+        # a 1.6.0 line has none of them
+        rc, out, _ = run("--line", V16)
+        for k in ["tier", "migration_action", "metadata_mode", "needs_check"] + TIER_COUNTERS:
+            self.assertNotIn(k, [l.split()[0] for l in out.splitlines() if l.split()])
+
+    def test_v17_no_tier(self):
+        rc, out, err = run("--json", "--line", V17_NO_TIER)
+        self.assertEqual(rc, 0, err)
+        s = json.loads(out)["segments"][0]
+        self.assertEqual((s["tier_used"], s["tier_capacity"], s["migration_action"],
+                          s["metadata_mode"], s["needs_check"]), (0, 0, "idle", "rw", False))
+        self.assertEqual([s[k] for k in TIER_COUNTERS], [0] * 5)
+        rc, out, err = run("--line", V17_NO_TIER)
+        self.assertEqual(rc, 0, err)
+        lines = out.splitlines()
+        self.assertIn("  tier                   none", lines)
+        self.assertIn("  metadata_mode          rw", lines)
+        for k in ["migration_action", "needs_check"] + TIER_COUNTERS:
+            self.assertNotIn(k, out)
+
     def test_v12_has_no_cache_fields(self):
         rc, out, err = run("--json", "--line", V12)
         self.assertEqual(rc, 0, err)
@@ -242,6 +322,17 @@ class StatusTool(unittest.TestCase):
             V14.replace(" 2:0:3", " 2:0:3:4"),                      # repaired of 4 members
             V14.replace(" 5:0:7 ", " 5:x:7 "),                      # read_errors not a number
             V14.replace("AaD", "AbD"),                              # unknown health letter
+            V17 + " 9",                                             # 1.7.0, one word too many
+            V17.rsplit(" ", 1)[0],                                  # 1.7.0, a tier word missing
+            V17.replace("120/1365", "120"),                         # tier_stripes without /
+            V17.replace("120/1365", "120/x"),                       # tier_stripes not a number
+            V17.replace("120/1365", "1366/1365"),                   # more used than capacity
+            V17_NO_TIER.replace(" 0/0 ", " 1/0 "),                  # used in no tier
+            V17.replace(" 140 20 ", " 140 x "),                     # tier_to_r5 not a number
+            V17.replace(" migrate ", " resync "),                   # unknown migration_action
+            V17.replace(" migrate ", " 3 "),                        # migration_action a number
+            V17.replace(" rw ", " wr "),                            # unknown metadata_mode
+            V17.replace(" rw -", " rw needs-check"),                # bad needs_check
             "",
         ]
         for line in bad:
