@@ -489,7 +489,7 @@ static int rs_map_tier_read(struct rainssd *rs, struct rs_bio *rb, struct bio *b
 	unsigned int first = loc->row / RS_TIER_ROW_SECTORS, row, last, c, cm[2], best = 2;
 	struct rs_tier_view v;
 	u32 slot[2];
-	bool in;
+	bool in, resync;
 
 	rs_tier_view(tr, loc->stripe, &v);
 	if (v.rec == U32_MAX)
@@ -501,13 +501,19 @@ static int rs_map_tier_read(struct rainssd *rs, struct rs_bio *rb, struct bio *b
 	rs_cut_bio(rs, rb, bio, row * RS_TIER_ROW_SECTORS - loc->row);
 	if (!in)
 		goto home;
+	/*
+	 * In a region an unclean shutdown left to resync, copy 0 while it can
+	 * be read: the resync makes copy 1 its copy, so reads agree before
+	 * and after it.
+	 */
+	resync = rs_bitmap_needs_sync(rs->bitmap, loc->stripe);
 	for (c = 0; c < 2; c++) {
 		rs_tier_r_copy(t, v.r, loc->k, c, &cm[c], &slot[c]);
 		if (rs_member_dead(rs, cm[c]) ||
 		    (cm[c] == rb_m && loc->stripe >= READ_ONCE(rs->rebuild_cp)))
 			continue;
-		if (best == 2 ||
-		    rs_load_queued(&rs->load, cm[c]) < rs_load_queued(&rs->load, cm[best]))
+		if (best == 2 || (!resync && rs_load_queued(&rs->load, cm[c]) <
+					     rs_load_queued(&rs->load, cm[best])))
 			best = c;
 	}
 	if (best == 2) {

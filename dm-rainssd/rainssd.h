@@ -24,7 +24,10 @@
  *                       deferred bios (rainssd-op.h).
  *   rainssd-raid5.c     the RAID-5 state machine on top of it: writes
  *                       (plan, pre-read, compute, write, finish) and reads
- *                       rebuilt from the other members (rainssd-raid5.h).
+ *                       rebuilt from the other members; with a tier, each
+ *                       stripe's placement, the writes to mirror copies,
+ *                       the offline migration's moves and the copies'
+ *                       resync, rebuild and scrub (rainssd-raid5.h).
  *   rainssd-sb.c        the superblock's format and the activation
  *                       decisions (pure).
  *   rainssd-meta.c      member state and its superblocks: read at load,
@@ -37,12 +40,19 @@
  *   rainssd-log.c       the degraded-write log (partial parity), replayed
  *                       after a crash while a member is out.
  *   rainssd-fault.c     debugfs fault-injection points for the tests.
+ *   rainssd-tier.c      the RAID1 tier's placement (HybRAID), layout,
+ *                       record and table-block formats, mirror choice,
+ *                       watermarks (pure).
+ *   rainssd-tiermap.c   the tier's state: its mapping table in memory and on
+ *                       disk, commits, the read epoch (rainssd-tiermap.h).
+ *   rainssd-migrate.c   the tier's offline migration and flush_tier.
  *
  * Lock order (outermost first); none is held across a sleep or an I/O wait:
  *   stats_lock (mutex, status and messages only)
  *   a lock-table bucket lock, the op layer's cache lock, the reserve lock,
- *   the emergency-set lock, the sync lock (spinlocks, process context,
- *   never nested in each other)
+ *   the emergency-set lock, the sync lock, the migration's lock (spinlocks,
+ *   process context, never nested in each other)
+ *   the tier's lock (irq-safe; taken alone, or inside the stats_lock)
  *   defer_lock, the metadata lock (irq-safe spinlocks: end_io may defer a
  *   bio or fail a member)
  *
