@@ -9,8 +9,8 @@
 # exits non-zero on failure.
 #
 # Environment: CUTS (default 1000), NOPROTECT_CUTS (default CUTS/10), MARKS
-# (default 200), CUTS_PER_RUN (default 16), MARKS_PER_RUN (default 30),
-# SEED.
+# (default 200), TIER_CUTS (case 28: the tier on, default 200), CUTS_PER_RUN
+# (default 16), MARKS_PER_RUN (default 30), SEED.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$REPO"
@@ -18,6 +18,7 @@ cd "$REPO"
 CUTS=${CUTS:-1000}
 NOPROTECT_CUTS=${NOPROTECT_CUTS:-$((CUTS / 10))}
 MARKS=${MARKS:-200}
+TIER_CUTS=${TIER_CUTS:-200}
 CUTS_PER_RUN=${CUTS_PER_RUN:-16}
 MARKS_PER_RUN=${MARKS_PER_RUN:-30}
 SEED=${SEED:-$(( $(date +%s) % 32768 ))}
@@ -41,6 +42,16 @@ if [ "${1:-}" = --in-vm ]; then
 			CRASH_LOG=$crashlog KUNIT=0 bash tests/run-in-vm.sh "$mod" '22-*' |
 			sed -E "s/^(ok|not ok) - (22-[a-z-]+)/\1 - \2[run $b]/" | grep -v '^ok - module-load$'
 		left=$((left - c)) nleft=$((nleft - nc))
+	done
+	b=0 left=$TIER_CUTS
+	while [ "$left" -gt 0 ]; do
+		b=$((b + 1))
+		c=$((left < CUTS_PER_RUN ? left : CUTS_PER_RUN))
+		echo "# case 28, run $b: $c cut points with the tier on"
+		env CUTS=$c SEED=$(((SEED + 2000 + b) % 32768)) CRASH_LOG=$crashlog KUNIT=0 \
+			bash tests/run-in-vm.sh "$mod" '28-*' |
+			sed -E "s/^(ok|not ok) - (28-[a-z-]+)/\1 - \2[run $b]/" | grep -v '^ok - module-load$'
+		left=$((left - c))
 	done
 	b=0 left=$MARKS
 	while [ "$left" -gt 0 ]; do
@@ -77,10 +88,10 @@ make -s -C userspace-tools >/dev/null || die "tools build failed"
 step "tools:rainssd-crashwriter" bash userspace-tools/tests/test-crashwriter.sh
 step "tools:rainssd-logreplay" bash userspace-tools/tests/test-logreplay.sh
 
-log "power cuts in the 6.12 test VM: $CUTS protected cut points, $NOPROTECT_CUTS with the protection off, $MARKS replayed marks (seed $SEED)"
+log "power cuts in the 6.12 test VM: $CUTS protected cut points, $NOPROTECT_CUTS with the protection off, $TIER_CUTS with the tier on, $MARKS replayed marks (seed $SEED)"
 bash scripts/vm-run.sh --kernel test -- env KSRC="$KSRC" CUTS="$CUTS" NOPROTECT_CUTS="$NOPROTECT_CUTS" \
 	MARKS="$MARKS" CUTS_PER_RUN="$CUTS_PER_RUN" MARKS_PER_RUN="$MARKS_PER_RUN" SEED="$SEED" \
-	bash scripts/test-crash.sh --in-vm "$mod612" 2>&1 |
+	TIER_CUTS="$TIER_CUTS" bash scripts/test-crash.sh --in-vm "$mod612" 2>&1 |
 	tr -d '\r' | tee "$results/vm-crash.log" | grep -E '^(ok|not ok) |^    |^# case'
 grep -q CRASH-DONE "$results/vm-crash.log" || echo "not ok - vm-crash:runner-completed"
 
@@ -88,9 +99,11 @@ grep -q CRASH-DONE "$results/vm-crash.log" || echo "not ok - vm-crash:runner-com
 sed -n 's/^CRASH-LOG //p' "$results/vm-crash.log" >"$results/crash-cuts.log"
 sum() { grep -E "$1" "$results/crash-cuts.log" | grep -c ": $2: " || true; }
 pc=$(sum '^protect cut' clean) pd=$(sum '^protect cut' damaged) pe=$(sum '^protect cut' error)
+# (case 28's cut points are "protect cut" lines too, with ", tier" in their detail)
+tc=$(grep -E '^protect cut' "$results/crash-cuts.log" | grep ', tier ' | grep -c ': clean: ' || true)
 nd=$(sum '^noprotect cut' damaged) nc=$(sum '^noprotect cut' clean) ne=$(sum '^noprotect cut' error)
 mc=$(sum '^round' clean) md=$(sum '^round' damaged) me=$(sum '^round' error)
-log "outcomes: power cut, protected: $pc clean, $pd damaged, $pe error; protection off: $nd damaged, $nc clean, $ne error; log-writes marks: $mc clean, $md damaged, $me error (every cut point: $results/crash-cuts.log)"
+log "outcomes: power cut, protected: $pc clean ($tc of them with the tier), $pd damaged, $pe error; protection off: $nd damaged, $nc clean, $ne error; log-writes marks: $mc clean, $md damaged, $me error (every cut point: $results/crash-cuts.log)"
 if [ "$NOPROTECT_CUTS" -gt 0 ]; then
 	if [ "$nd" -gt 0 ]; then
 		echo "ok - 22-power-cut:protection-off-finds-damage ($nd of $((nd + nc + ne)))"

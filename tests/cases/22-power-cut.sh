@@ -24,6 +24,12 @@
 # mismatches are expected after the cut, before the volume is created again;
 # after the resync there should be none.
 #
+# With TIER (sectors per member) the volume has a RAID1 tier, small enough
+# to fill under the writers (migration_threshold 2, watermarks 50/30: stripes
+# enter it and the offline migration moves them home while they write), and
+# with TIER_FLUSH=1 every other healthy cut point sends flush_tier shortly
+# before the cut (case 28 runs it so).
+#
 # Environment: CUTS (protected cut points, default 2), NOPROTECT_CUTS
 # (at most, default 8; 0 skips that pass), NOPROTECT_MIN (damaged
 # protection-off cut points needed, default 1), NOPROTECT_STOP (default 1:
@@ -35,6 +41,11 @@ CW=$REPO/userspace-tools/crash/rainssd-crashwriter
 [ -x "$CW" ] || fail "$CW not built (make -C userspace-tools)"
 
 CUTS=${CUTS:-2}
+TIER=${TIER:-0}
+TIER_FLUSH=${TIER_FLUSH:-0}
+TIER_OPTS=()
+[ "$TIER" = 0 ] ||
+	TIER_OPTS=(tier_size "$TIER" migration_threshold 2 tier_high_pct 50 tier_low_pct 30)
 NOPROTECT_CUTS=${NOPROTECT_CUTS:-8}
 NOPROTECT_STOP=${NOPROTECT_STOP:-1}	# 1: the pass ends once NOPROTECT_MIN cut points found damage
 NOPROTECT_MIN=${NOPROTECT_MIN:-1}	# 0: only count (scripts/test-crash.sh checks the sum)
@@ -84,7 +95,7 @@ fresh_members() {
 	T_DEVS=()
 	for i in $(seq 0 $((N - 1))); do T_DEVS+=(/dev/mapper/rspc$i); done
 	T_CHUNK=$CHUNK
-	T_LEN=$(t_usable $CHUNK)
+	T_LEN=$(( (SZ - 32768 - TIER) / CHUNK * CHUNK * (N - 1) ))
 }
 
 # parity: "<bad> of <stripes>" over the written stripes of the raw members.
@@ -101,7 +112,7 @@ cut() {
 	local before="-" after="-" failed="-" health
 	OUTCOME=error DETAIL="" AFTER_BAD=0
 	fresh_members
-	line=$(t_table $CHUNK "$T_LEN" nosync)
+	line=$(t_table $CHUNK "$T_LEN" nosync "${TIER_OPTS[@]}")
 	echo "$line" | dmsetup create $VOL || { DETAIL="create: $line"; return; }
 	if [ "$mode" = degraded ]; then
 		dmsetup message $VOL 0 fail 3 || { DETAIL="fail 3 refused"; return; }
@@ -111,7 +122,14 @@ cut() {
 		--issued /tmp/pc.issued --acked /tmp/pc.acked >/tmp/pc.writer 2>&1 &
 	local writer=$!
 	delay=$((1000 + RANDOM % 4001))
-	sleep "$(rnd_ms $delay)"
+	if [ "$TIER_FLUSH" = 1 ] && [ $((n % 4)) = 1 ]; then
+		# flush_tier under way at the cut (healthy cut points only: it needs every member)
+		sleep "$(rnd_ms $((delay - 400)))"
+		dmsetup message $VOL 0 flush_tier || { DETAIL="flush_tier refused"; return; }
+		sleep 0.4
+	else
+		sleep "$(rnd_ms $delay)"
+	fi
 	kill -0 $writer 2>/dev/null || { DETAIL="the writer ended before the cut: $(tail -3 /tmp/pc.writer)"; return; }
 	# The cut: members frozen one after another, then their held I/O failed.
 	mapfile -t order < <(shuf -i 0-$((N - 1)))
@@ -156,6 +174,7 @@ cut() {
 		dmsetup message $VOL 0 fail $failed || { DETAIL="fail $failed refused"; return; }
 	fi
 	health=$(t_status_field $VOL 2)
+	[ "$TIER" = 0 ] || health+=", tier $(dmsetup status $VOL | awk '{print $(NF-8)}')"
 	"$CW" verify --dev /dev/mapper/$VOL --blocks $BLOCKS --issued /tmp/pc.issued \
 		--acked /tmp/pc.acked >/tmp/pc.verify 2>&1
 	rc=$?

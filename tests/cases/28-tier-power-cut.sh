@@ -1,0 +1,11 @@
+#!/bin/bash
+# The power cuts of case 22 with the RAID1 tier on: 8 MiB of every member,
+# filling under the writers, so that cuts land while stripes enter the tier
+# (first writes, online migration), go home (aligned full stripes, the
+# offline migration) and, at every other healthy cut point, while
+# flush_tier runs. Every block must hold its newest acknowledged write or a
+# later issued one, healthy and with a member failed after the cut or before
+# it. The protection-off control is case 22's. `make test-crash` runs many
+# more (TIER_CUTS).
+export TIER=${TIER:-16384} TIER_FLUSH=${TIER_FLUSH:-1} NOPROTECT_CUTS=0 CUTS=${CUTS:-4}
+exec bash "$REPO/tests/cases/22-power-cut.sh"
