@@ -378,6 +378,7 @@ def load_scenario(name, bench_dir=None):
         "disturb": {"slow": slow, "background": bg, "stall": stalls, "foreign": foreign},
         "jobs": jobs,
         "runtime": int(sc.get("runtime", "15")),
+        "tier_mb": int(sc.get("tier_mb", "0")),
         "degraded": degraded,
         "files": [os.path.relpath(f, REPO) for f in files],
     }

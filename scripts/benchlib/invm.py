@@ -628,9 +628,30 @@ class Runner:
             self.log("    kernel: " + line)
 
     # -- contenders --
-    def usable_sectors(self, sc):
+    def usable_sectors(self, sc, c=None):
+        """The volume's length: the members' data areas, less a rainssd
+        contender's tier (tier_size)."""
         chunk = sc["chunk_kb"] * 2
-        return (self.member_sec - RESERVED) // chunk * chunk * (sc["members"] - 1)
+        tier = 0
+        if c is not None and c["kind"] == "rainssd":
+            opts = self.rainssd_options(sc, c)
+            if "tier_size" in opts:
+                tier = int(opts[opts.index("tier_size") + 1]) // chunk * chunk
+        return (self.member_sec - RESERVED - tier) // chunk * chunk * (sc["members"] - 1)
+
+    @staticmethod
+    def rainssd_options(sc, c):
+        """A rainssd contender's table options, {tier} becoming the scenario's
+        tier_mb in sectors."""
+        out = []
+        for w in c["options"]:
+            if "{tier}" in w:
+                if not sc.get("tier_mb"):
+                    raise RuntimeError("%s wants a tier, but scenario %s has no tier_mb"
+                                       % (c["label"], sc["name"]))
+                w = w.replace("{tier}", str(sc["tier_mb"] * 2048))
+            out.append(w)
+        return out
 
     def create_contender(self, sc, c):
         """Create the contender; return (device path, create command text)."""
@@ -646,8 +667,8 @@ class Runner:
             ver = self.use_module(c)
             # nosync (1.4.0: no initial resync of a new volume); versions
             # before 1.4.0 have no superblock, no resync and no such word.
-            opt = list(c["options"]) + (["nosync"] if version_at_least(ver, (1, 4, 0)) else [])
-            table = "0 %d rainssd %d %d %s%s" % (self.usable_sectors(sc), chunk, n, " ".join(devs),
+            opt = self.rainssd_options(sc, c) + (["nosync"] if version_at_least(ver, (1, 4, 0)) else [])
+            table = "0 %d rainssd %d %d %s%s" % (self.usable_sectors(sc, c), chunk, n, " ".join(devs),
                                                   (" %d %s" % (len(opt), " ".join(opt))) if opt else "")
             cmd = ["dmsetup", "create", RS_NAME, "--table", table]
             sh(cmd)

@@ -49,6 +49,8 @@ def contender_args(c):
             out += ["--read-policy", v]
         elif k in TUNABLES:
             out += ["--tun", "%s=%s" % (k, v)]
+        elif k == "tier_size":
+            raise Unsupported("the RAID1 tier is not modelled")
         else:
             raise Unsupported("option %s has no model" % k)
     return out
