@@ -92,6 +92,339 @@ expect "clean N=3 chunk 1 MiB" 0 "$CHECK" --data-offset 0 --progress 2048 "$TMP"
 flip "$TMP/m0" $(( 4 * 2048 * 512 + 1048575 ))
 expect "last byte of the last stripe is checked" 1 "$CHECK" --data-offset 0 2048 "$TMP"/m0 "$TMP"/m1 "$TMP"/m2
 
+# ---- volumes with superblocks and the RAID1 tier (1.7.0) ----
+#
+# mkvol <variant>: files v0..v3 in $TMP by a reference model of the module's
+# formats: superblocks (format 2, or 1 for "v1", none for "nosb"), homes with
+# their parity (left-symmetric), and the tier: its layout, both table copies
+# on every member (each block's two copies with different generations; the
+# older copy of the record block claims a row whose copies differ), the
+# written-stripe bitmap, two stripes in the tier with some rows present
+# (identical in both copies; every other row of a slot differs), and a
+# superseded older record of one of them (its rows differ). A variant with
+# a bad record or header damages it. $TMP/model.json says where things are.
+cat >"$TMP/model.py" <<'PY'
+import json, os, random, struct, sys
+
+d, variant = sys.argv[1], set(sys.argv[2].split(","))
+N, CHUNK, STRIPES, OFF, TIER = 4, 64, 20, 4096, 2048
+K = N - 1
+CB = CHUNK * 512
+UUID = bytes(range(0x10, 0x20))
+rnd = random.Random(77)
+
+CT = []
+for i in range(256):
+    c = i
+    for _ in range(8):
+        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+    CT.append(c)
+
+
+def crc32c(b):
+    c = 0xFFFFFFFF
+    for x in b:
+        c = CT[(c ^ x) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+
+
+def seal(blk, field=12):
+    """crc32c of the block with the le32 at @field zero, stored there."""
+    blk[field:field + 4] = b"\0\0\0\0"
+    blk[field:field + 4] = struct.pack("<I", crc32c(bytes(blk)))
+    return blk
+
+
+def up(a, b):
+    return -(-a // b)
+
+
+# rs_tier_layout()
+tier = 0 if variant & {"v1", "nosb"} else TIER
+tier_start = OFF + STRIPES * CHUNK
+L = {}
+if tier:
+    rows = max(1, CHUNK // 8)
+    pbytes = up(up(rows, 8), 4) * 4
+    ksize = 12 + pbytes
+    rec_size = up(16 + K * ksize, 8) * 8
+    rpb = (4096 - 64) // rec_size
+    wb = up(STRIPES, 4032 * 8)
+    recs = (tier // CHUNK) * N // (2 * K)
+    rec_blocks = up(recs, rpb)
+    blocks = 1 + wb + rec_blocks
+    table = up(2 * blocks * 8, CHUNK) * CHUNK
+    slots = (tier - table) // CHUNK
+    records = min(slots * N // (2 * K), rec_blocks * rpb)
+    L = dict(start=tier_start, sectors=tier, rows=rows, pbytes=pbytes, ksize=ksize,
+             rec_size=rec_size, rpb=rpb, wb=wb, rec_blocks=rec_blocks, blocks=blocks,
+             slots_start=tier_start + table, slots=slots, records=records)
+size = (tier_start + tier) * 512
+mem = [bytearray(size) for _ in range(N)]
+
+
+def put(m, sector, data):
+    mem[m][sector * 512:sector * 512 + len(data)] = data
+
+
+# The homes.
+for s in range(STRIPES):
+    pd = N - 1 - (s % N)
+    par = bytearray(CB)
+    for k in range(K):
+        data = rnd.randbytes(CB)
+        put((pd + 1 + k) % N, OFF + s * CHUNK, data)
+        par = bytearray(a ^ b for a, b in zip(par, data))
+    put(pd, OFF + s * CHUNK, par)
+
+
+# Superblocks: events 8 in copy 0, 7 in copy 1.
+def sb(role, events):
+    b = bytearray(4096)
+    struct.pack_into("<QII16sQIIQQQIIQII", b, 0, 0x3142535344534E52, 2 if tier else 1, 0,
+                     UUID, events, CHUNK, N, OFF, STRIPES, STRIPES, role, 0, 1700000000,
+                     0, 0)
+    struct.pack_into("<QQQ", b, 96, 0x1234, tier_start if tier else 0, tier)
+    for i in range(N):
+        b[136 + 16 * i] = 1
+    return seal(b)
+
+
+if "nosb" not in variant:
+    for m in range(N):
+        put(m, 2048, sb(m, 8))
+        put(m, 2056, sb(m, 7))
+
+out = {"layout": L}
+if tier:
+    nxt = [0] * N
+
+    def slot(m):
+        nxt[m] += 1
+        return nxt[m] - 1
+
+    # (stripe, seq, [(member 0, member 1, rows)] per chunk); the third is superseded.
+    spec = [(3, 5, [(0, 1, {0, 1, 2, 3, 7}), (2, 3, set()), (1, 2, {5})]),
+            (11, 6, [(3, 0, {1}), (1, 2, {0, 6, 7}), (2, 3, set(range(8)))]),
+            (11, 2, [(0, 2, {4}), (1, 3, {4}), (3, 1, {4})])]
+    recs = [(st, sq, [(a, slot(a), b, slot(b), rows) for a, b, rows in ch])
+            for st, sq, ch in spec]
+    # Every slot garbage, then the rows present made equal in both copies.
+    for m in range(N):
+        for sl in range(L["slots"]):
+            put(m, L["slots_start"] + sl * CHUNK, rnd.randbytes(CB))
+    for st, sq, ch in recs[:2]:
+        for m0, s0, m1, s1, rows in ch:
+            for r in rows:
+                data = rnd.randbytes(4096)
+                put(m0, L["slots_start"] + s0 * CHUNK + r * 8, data)
+                put(m1, L["slots_start"] + s1 * CHUNK + r * 8, data)
+    # Bad records (the second one's).
+    ch = recs[1][2]
+    if "same-member" in variant:
+        ch[0] = (ch[0][0], ch[0][1], ch[0][0], ch[0][3], ch[0][4])
+    if "member-range" in variant:
+        ch[1] = (N,) + ch[1][1:]
+    if "slot-range" in variant:
+        ch[1] = (ch[1][0], L["slots"]) + ch[1][2:]
+    if "rows-beyond" in variant:
+        ch[2] = ch[2][:4] + (ch[2][4] | {L["rows"]},)
+    if "slot-clash" in variant:
+        ch[2] = recs[0][2][0][:2] + ch[2][2:]
+    if "same-seq" in variant:
+        recs[2] = (recs[2][0], recs[1][1], recs[2][2])
+
+    def rec_bytes(i, old):
+        st, sq, chunks = recs[i]
+        r = bytearray(L["rec_size"])
+        struct.pack_into("<QQ", r, 0, st + 1, sq)
+        for k, (m0, s0, m1, s1, rows) in enumerate(chunks):
+            e = 16 + k * L["ksize"]
+            struct.pack_into("<BBxxII", r, e, m0, m1, s0, s1)
+            # The older table copy: the first record also claims row 6 of chunk 1.
+            for row in rows | ({6} if old and i == 0 and k == 1 else set()):
+                r[e + 12 + row // 8] |= 1 << (row % 8)
+        if "padding" in variant and i == 1:
+            r[16 + 2] = 1
+        return r
+
+    def block(b, gen, payload):
+        blk = bytearray(4096)
+        blk[64:64 + len(payload)] = payload
+        struct.pack_into("<QII16sIIQ", blk, 0, 0x3152544453534E52, 1, 0, UUID, b, 0, gen)
+        return seal(blk)
+
+    hdr = struct.pack("<QQIIIIIIII", L["start"], L["sectors"], CHUNK, N, L["rows"],
+                      L["rec_size"], L["wb"], L["rec_blocks"], L["slots"],
+                      L["records"] + ("hdr" in variant))
+    wbits = bytearray(4032)
+    for s in (3, 5, 7, 11):
+        wbits[s // 8] |= 1 << (s % 8)
+
+    def recblock(old):
+        p = bytearray(4032)
+        for i in range(len(recs)):
+            p[i * L["rec_size"]:(i + 1) * L["rec_size"]] = rec_bytes(i, old)
+        return p
+
+    assert L["blocks"] == 3 and L["wb"] == 1
+    # Block: generations of copy 0 and copy 1, the older payload, the newer.
+    tab = {0: (2, 1, hdr, hdr), 1: (1, 2, wbits, wbits),
+           2: (6, 7, recblock(True), recblock(False))}
+    for m in range(N):
+        for b, (g0, g1, old, new) in tab.items():
+            for c, g in ((0, g0), (1, g1)):
+                put(m, L["start"] + (c * L["blocks"] + b) * 8,
+                    block(b, g, new if g == max(g0, g1) else old))
+    out["records"] = [{"stripe": st, "seq": sq,
+                       "chunks": [{"copies": ["%d:%d" % (m0, L["slots_start"] + s0 * CHUNK),
+                                              "%d:%d" % (m1, L["slots_start"] + s1 * CHUNK)],
+                                   "rows": sorted(rows)} for m0, s0, m1, s1, rows in ch]}
+                      for st, sq, ch in recs]
+    out["block_sector"] = {"%d.%d" % (c, b): L["start"] + (c * L["blocks"] + b) * 8
+                           for c in range(2) for b in range(L["blocks"])}
+for m in range(N):
+    with open(os.path.join(d, "v%d" % m), "wb") as f:
+        f.write(mem[m])
+with open(os.path.join(d, "model.json"), "w") as f:
+    json.dump(out, f)
+PY
+mkvol() { rm -f "$TMP"/v? && python3 "$TMP/model.py" "$TMP" "${1:-clean}"; }
+V=("$TMP"/v0 "$TMP"/v1 "$TMP"/v2 "$TMP"/v3)
+# model <python expression over j, the model's json>
+model() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$TMP/model.json" "$1"; }
+has() { # has <name> <file> <fixed string>
+	if grep -qF -- "$3" "$2"; then ok "$1"; else nok "$1: no '$3' in"; cat "$2"; fi
+}
+hasnt() { # hasnt <name> <file> <fixed string>
+	if grep -qF -- "$3" "$2"; then nok "$1: '$3' in"; cat "$2"; else ok "$1"; fi
+}
+jcheck() { # jcheck <name> <python assertion over t, the JSON output>
+	if python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); assert eval(sys.argv[2]), t' \
+		"$TMP/out" "$2"; then ok "$1"; else nok "$1"; fi
+}
+
+mkvol clean
+CAP=$(model 'j["layout"]["records"]')
+expect "tier volume passes (chunk from the superblocks)" 0 "$CHECK" "${V[@]}"
+has "the tier is detected" "$TMP/out" "(superblock format 2): checking its mirror copies too"
+has "tier summary" "$TMP/out" "checked the tier: 2 stripes (capacity $CAP), 0 mismatched sectors, 0 bad records"
+has "the homes end where the tier starts" "$TMP/out" "checked 20 stripes, 0 bad"
+expect "tier volume passes with its chunk given" 0 "$CHECK" 64 "${V[@]}"
+expect "--tier on a tier volume" 0 "$CHECK" --tier --quiet "${V[@]}"
+expect "--json with the tier" 0 "$CHECK" --json "${V[@]}"
+jcheck "--json tier fields" '(t["tier"]["stripes"], t["tier"]["capacity"], t["tier"]["mismatched_sectors"], t["tier"]["bad_records"], t["tier"]["written_stripes"], t["stripes_checked"]) == (2, '"$CAP"', 0, 0, 4, 20)'
+expect "--no-tier checks the homes only" 0 "$CHECK" --no-tier "${V[@]}"
+hasnt "--no-tier prints no tier line" "$TMP/out" "tier"
+expect "--length below the volume" 0 "$CHECK" --length $((10 * 64 * 3)) "${V[@]}"
+has "--length leaves stripe 11 out of the tier check" "$TMP/out" "checked the tier: 1 stripes"
+expect "wrong chunk given" 2 "$CHECK" 32 "${V[@]}"
+expect "wrong data offset given" 2 "$CHECK" --data-offset 32768 "${V[@]}"
+expect "members out of order" 2 "$CHECK" "${V[1]}" "${V[0]}" "${V[2]}" "${V[3]}"
+expect "a member left out" 2 "$CHECK" "${V[@]:0:3}"
+expect "more stripes than the volume has" 2 "$CHECK" --stripes 21 "${V[@]}"
+
+# --dump-tier: member:sector of every copy, the rows, the superseded record.
+expect "--dump-tier" 0 "$CHECK" --dump-tier "${V[@]}"
+cp "$TMP/out" "$TMP/dump"
+c0=$(model '" ".join(j["records"][0]["chunks"][0]["copies"])')
+has "--dump-tier prints the copies' member sectors" "$TMP/dump" "  chunk 0: $c0 rows 0-3,7"
+has "--dump-tier: a chunk with no rows" "$TMP/dump" "  chunk 1: $(model '" ".join(j["records"][0]["chunks"][1]["copies"])') rows none"
+has "--dump-tier: the record" "$TMP/dump" "record 0 (block 2): stripe 3 seq 5"
+has "--dump-tier: the older record is superseded" "$TMP/dump" "record 2 (block 2): stripe 11 seq 2, superseded by record 1"
+expect "--dump-tier --json" 0 "$CHECK" --dump-tier --json "${V[@]}"
+jcheck "--dump-tier --json records" '[x["state"] for x in t["records"]] == ["in_tier", "in_tier", "superseded"] and t["records"][1]["chunks"][2]["rows"] == "0-7" and t["tier"]["capacity"] == '"$CAP"
+jcheck "--dump-tier --json copies" '"%(member)d:%(sector)d" % t["records"][0]["chunks"][0]["copies"][1] == "'"${c0#* }"'"'
+
+# A row not in the tier may differ between the copies; one in it may not.
+# The copy's place comes from --dump-tier (row r is 8 * r sectors into it).
+cp1=$(sed -n 's/^  chunk 0: [0-9]*:[0-9]* \([0-9]*:[0-9]*\) rows 0-3,7$/\1/p' "$TMP/dump")
+flip "$TMP/v${cp1%%:*}" $(( (${cp1#*:} + 4 * 8) * 512 + 9 ))
+expect "a byte of a row not in the tier differs: clean" 0 "$CHECK" "${V[@]}"
+dd if=/dev/zero of="$TMP/v${cp1%%:*}" bs=512 seek=$(( ${cp1#*:} + 7 * 8 + 3 )) count=1 \
+	conv=notrunc status=none
+expect "a sector of a row in the tier differs" 1 "$CHECK" "${V[@]}"
+has "the differing copies are named" "$TMP/out" "tier stripe 3 chunk 0: copies $(model '" and ".join(j["records"][0]["chunks"][0]["copies"])') differ in 1 sectors, rows 7"
+has "the summary counts 1 sector" "$TMP/out" "checked the tier: 2 stripes (capacity $CAP), 1 mismatched sectors, 0 bad records"
+has "the homes are still right" "$TMP/out" "checked 20 stripes, 0 bad"
+expect "--json lists the differing chunk" 1 "$CHECK" --json "${V[@]}"
+jcheck "--json mismatch_list" 't["tier"]["mismatched_sectors"] == 1 and [(x["stripe"], x["chunk"], x["rows"]) for x in t["tier"]["mismatch_list"]] == [(3, 0, "7")]'
+expect "--stripes 3 leaves stripe 3 out" 0 "$CHECK" --stripes 3 "${V[@]}"
+
+# A damaged home is still found on a tier volume.
+mkvol clean
+flip "$TMP/v2" $(( (4096 + 7 * 64) * 512 + 5 ))
+expect "a home's parity on a tier volume" 1 "$CHECK" --quiet "${V[@]}"
+has "one bad home stripe" "$TMP/out" "checked 20 stripes, 1 bad"
+
+# The table: a corrupt block copy with a whole one beside it is passed over;
+# the newest generation wins, an older one serves when the newest is gone.
+mkvol clean
+new=$(model 'j["block_sector"]["1.2"]')
+old=$(model 'j["block_sector"]["0.2"]')
+flip "$TMP/v1" $(( new * 512 + 700 ))
+expect "the newest record block corrupt on one member" 0 "$CHECK" "${V[@]}"
+has "the corrupt copy is noted" "$TMP/err" "corrupt block copies passed over"
+for f in "${V[@]}"; do flip "$f" $(( old * 512 + 700 )); done
+expect "the older copies corrupt everywhere, the newest whole on three" 0 "$CHECK" "${V[@]}"
+mkvol clean
+for f in "${V[@]}"; do flip "$f" $(( new * 512 + 700 )); done
+expect "the newest copy corrupt everywhere: the older generation serves" 1 "$CHECK" "${V[@]}"
+has "the older generation's row 6 is compared" "$TMP/out" "tier stripe 3 chunk 1:"
+for f in "${V[@]}"; do flip "$f" $(( old * 512 + 700 )); done
+expect "a table block no member holds whole" 2 "$CHECK" "${V[@]}"
+has "unreadable table message" "$TMP/err" "tier table: no member holds block 2 whole"
+mkvol clean
+for f in "${V[@]}"; do flip "$f" $(( $(model 'j["block_sector"]["0.0"]') * 512 + 77 )); done
+expect "block 0 corrupt in one copy everywhere" 0 "$CHECK" --quiet "${V[@]}"
+mkvol hdr
+expect "a table header for another layout" 2 "$CHECK" "${V[@]}"
+has "header message" "$TMP/err" "tier table made for another layout"
+
+# Superblocks: each member's newest valid copy.
+mkvol clean
+flip "$TMP/v0" $(( 2048 * 512 + 300 ))
+expect "the newest superblock copy corrupt on one member" 0 "$CHECK" "${V[@]}"
+has "the older copy is noted" "$TMP/err" "superblock older than the newest"
+flip "$TMP/v0" $(( 2056 * 512 + 300 ))
+expect "both superblock copies corrupt on one member" 0 "$CHECK" "${V[@]}"
+has "the corrupt superblock is noted" "$TMP/err" "superblock corrupt (bad checksum), passed over"
+
+# Impossible records: exit 1, each named.
+badrec() { # badrec <variant> <message>
+	mkvol "$1"
+	expect "bad record: $1" 1 "$CHECK" "${V[@]}"
+	has "bad record: $1 is named" "$TMP/out" "$2"
+	# Stripe 11's older record (rows that differ) stays superseded.
+	has "bad record: $1, nothing else compared wrong" "$TMP/out" "0 mismatched sectors, 1 bad records"
+}
+badrec same-member "bad tier record 1 (table block 2, stripe 11): record with both copies on one member"
+badrec member-range "record with a member or slot out of range"
+badrec slot-range "record with a member or slot out of range"
+badrec rows-beyond "record with rows beyond the chunk"
+badrec padding "record with non-zero padding"
+badrec slot-clash "bad tier record 1 (table block 2, stripe 11): two records claim one chunk slot (record 0)"
+badrec same-seq "two records of one stripe with one sequence number (record 1)"
+mkvol same-member
+expect "--dump-tier marks the bad record" 1 "$CHECK" --dump-tier "${V[@]}"
+has "--dump-tier bad record" "$TMP/out" "record 1 (block 2): stripe 11 seq 6, bad: record with both copies on one member"
+expect "--json counts the bad record" 1 "$CHECK" --json "${V[@]}"
+jcheck "--json bad_record_list" 't["tier"]["bad_records"] == 1 and t["tier"]["bad_record_list"][0]["record"] == 1'
+
+# Without a tier.
+mkvol v1
+expect "format 1 volume" 0 "$CHECK" "${V[@]}"
+hasnt "format 1: no tier line" "$TMP/out" "tier"
+expect "--json of a format 1 volume" 0 "$CHECK" --json "${V[@]}"
+jcheck "format 1: tier null" 't["tier"] is None and t["stripes_checked"] == 20'
+expect "--tier on a format 1 volume" 2 "$CHECK" --tier "${V[@]}"
+expect "--dump-tier on a format 1 volume" 2 "$CHECK" --dump-tier "${V[@]}"
+mkvol nosb
+expect "no superblocks, chunk given" 0 "$CHECK" --data-offset 4096 --stripes 20 64 "${V[@]}"
+expect "no superblocks, no chunk" 2 "$CHECK" --data-offset 4096 "${V[@]}"
+expect "--tier without superblocks" 2 "$CHECK" --tier --data-offset 4096 64 "${V[@]}"
+expect "--tier with --no-tier" 2 "$CHECK" --tier --no-tier 64 "${V[@]}"
+
 # Usage errors exit 2.
 expect "no arguments" 2 "$CHECK"
 expect "chunk not a power of two" 2 "$CHECK" 12 "$TMP"/m0 "$TMP"/m1 "$TMP"/m2
