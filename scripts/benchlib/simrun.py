@@ -4,11 +4,12 @@ load-signal code (userspace-tools/sim/rainssd-sim.c), instead of a VM.
 
 The scenario files are the VM benchmark's: the same members, chunk,
 per-member latencies, queue depth, write delay, background load and stalls,
-and the same jobs and rainssd contenders. What the model leaves out: the CPU
-cost of every I/O (large under QEMU/TCG), request merging, md and dm-raid
-(their contenders are skipped), and the difference between a host-side
-queue and submitters sleeping for a tag (queue = 0). Sequential and
-trace-replay jobs are not modelled.
+and the same jobs and rainssd contenders (a contender's `tier_size`, the
+RAID1 tier, becomes the simulator's --tier-mb). What the model leaves out:
+the CPU cost of every I/O (large under QEMU/TCG), request merging, md and
+dm-raid (their contenders are skipped), and the difference between a
+host-side queue and submitters sleeping for a tag (queue = 0). Sequential
+and trace-replay jobs are not modelled.
 """
 import json
 import os
@@ -18,6 +19,12 @@ from . import config
 
 SIM = os.path.join(config.REPO, "userspace-tools", "rainssd-sim")
 TUNABLES = ("ewma_weight", "freq_window", "stall_factor", "xor_ns", "probe_ms", "recon_load_pct")
+# The tier's table options and the simulator's options for them.
+TIER_OPTIONS = {"migration_threshold": "--migration-threshold", "tier_high_pct": "--tier-high-pct",
+                "tier_low_pct": "--tier-low-pct", "migration_rate": "--migration-rate"}
+# The module's offline migration rate when the table gives none (rainssd-tier.h,
+# RS_DEF_MIGRATION_RATE; the simulator's own default is unlimited).
+MODULE_MIGRATION_RATE = 20000
 JOB_FILES = ("openloop.fio", "randwrite.fio", "randread.fio", "randrw.fio")
 
 
@@ -32,14 +39,24 @@ def ensure_built():
         raise RuntimeError("building rainssd-sim failed: %s" % r.stdout.strip()[-400:])
 
 
-def contender_args(c):
-    """A rainssd contender's table options as simulator options."""
+def contender_args(c, sc=None):
+    """A rainssd contender's table options as simulator options. With the
+    scenario `sc`, `{tier}` in them becomes its tier_mb in sectors, as in the
+    VM (Runner.rainssd_options)."""
+    from .invm import Runner
     if c["kind"] != "rainssd":
         raise Unsupported("%s is not modelled" % c["kind"])
     if c.get("module"):
         # the simulator compiles the checkout's decision code, not another build's
         raise Unsupported("another module build (%s) is not modelled" % c["module"])
-    words, out = list(c["options"]), []
+    if sc is None:
+        words = list(c["options"])
+    else:
+        try:
+            words = Runner.rainssd_options(sc, c)
+        except RuntimeError as e:
+            raise Unsupported(str(e))
+    out = []
     if len(words) % 2:
         raise Unsupported("options %r are not key/value pairs" % words)
     for k, v in zip(words[0::2], words[1::2]):
@@ -50,9 +67,22 @@ def contender_args(c):
         elif k in TUNABLES:
             out += ["--tun", "%s=%s" % (k, v)]
         elif k == "tier_size":
-            raise Unsupported("the RAID1 tier is not modelled")
+            if "{tier}" in v:
+                raise Unsupported("tier_size %s: the tier's size comes from the scenario's tier_mb" % v)
+            try:
+                sectors = int(v)
+            except ValueError:
+                raise Unsupported("tier_size %r is not a number of sectors" % v)
+            if sectors % 2048:
+                # the simulator's tier is whole MiB of every member
+                raise Unsupported("tier_size %d (not whole MiB) is not modelled" % sectors)
+            out += ["--tier-mb", str(sectors // 2048)]
+        elif k in TIER_OPTIONS:
+            out += [TIER_OPTIONS[k], v]
         else:
             raise Unsupported("option %s has no model" % k)
+    if "--tier-mb" in out and "--migration-rate" not in out:
+        out += ["--migration-rate", str(MODULE_MIGRATION_RATE)]
     return out
 
 
@@ -120,7 +150,7 @@ def run(scenarios, duration=600, seed=1, only=None, jitter_us=0, extra=(), log=p
                     continue
                 base = {"scenario": sc["name"], "job": job["name"], "contender": c["label"]}
                 try:
-                    args = scenario_args(sc) + job_args(sc, job, env) + contender_args(c)
+                    args = scenario_args(sc) + job_args(sc, job, env) + contender_args(c, sc)
                 except (Unsupported, config.ConfigError, ValueError) as e:
                     skipped.setdefault(str(e), set()).add(c["label"] if "modelled" in str(e) and
                                                           "job" not in str(e) else job["name"])
@@ -180,6 +210,11 @@ def table(recs, markdown=False):
         for d in dirs:
             head += ["%s %s" % (d, f.replace("_ms", "")) for f in FIGS]
         head += ["RCW", "rebuilt reads", "load CV"]
+        tiered = any("tier" in r["result"] for r in rs)
+        if tiered:
+            # the tier's share of the user write stripes, and member sectors
+            # written per user sector (with the offline migration's)
+            head += ["tier hits", "WA"]
         rows = []
         for r in rs:
             res = r["result"]
@@ -188,6 +223,10 @@ def table(recs, markdown=False):
                 row += [_fmt(res[d][f]) for f in FIGS]
             row += [str(res["counters"]["rcw"]), str(res["counters"]["reconstruct_reads"]),
                     "%.2f" % res["member_load_cv"]]
+            if tiered:
+                uw = res.get("user_write_sectors", 0)
+                row += ["%.0f%%" % (100 * res["tier"]["hit_ratio"]) if "tier" in res else "-",
+                        "%.2f" % (res["member_write_sectors"] / uw) if uw else "-"]
             rows.append(row)
         out.append(("**%s / %s** (model, ms)\n\n" if markdown else "== %s / %s (model, ms)\n") % (scen, job))
         out.append(_table(head, rows, markdown) + "\n")

@@ -27,7 +27,16 @@
  *    the method, issues the pre-reads rs_shape_reads() names for it, then
  *    the data and parity writes of rs_shape_writes(); a
  *    read is direct or, as rs_plan_read() or the read policy says, rebuilt
- *    from the other members under the stripe lock.
+ *    from the other members under the stripe lock;
+ *  - with --tier-mb, the RAID1 tier (rainssd-tier.c, compiled in too): its
+ *    capacity from rs_tier_layout(), each stripe of a write placed by
+ *    rs_tier_place() (HybRAID's Algorithm 1), a stripe entering the tier gets
+ *    its copies' members from rs_tier_choose(), its records kept in the
+ *    module's format (rs_tier_r_*()); a stripe in the tier writes the rows it
+ *    covers to both copies (no parity; the rest of a 4 KiB row it writes in
+ *    part is read first), a read of a row in the tier goes to the less busy
+ *    copy, and above tier_high_pct the offline migration moves the coldest
+ *    stripes (CLOCK) home, one at a time, until tier_low_pct.
  *
  * Everything is deterministic for a given --seed. Latencies are reported
  * from every request after the warm-up, so tail percentiles rest on far more
@@ -44,6 +53,7 @@
 #include "rainssd-load.h"
 #include "rainssd-policy.h"
 #include "rainssd-shape.h"
+#include "rainssd-tier.h"
 
 u64 kshim_now_ns;
 
@@ -97,6 +107,9 @@ struct config {
 	enum rs_policy policy;
 	enum rs_read_policy read_policy;
 	struct rs_tunables tun;
+	/* the RAID1 tier: MiB of every member (0: none), placement, offline migration */
+	unsigned int tier_mb, mig_threshold, tier_high_pct, tier_low_pct;
+	double mig_rate;		/* KiB/s per member, 0: unlimited */
 	u64 seed;
 	bool json;
 };
@@ -125,7 +138,7 @@ static void die(const char *fmt, ...)
 
 enum ev_type {
 	EV_USER_WRITE, EV_USER_READ, EV_BG, EV_DONE, EV_STALL_BEGIN, EV_STALL_END, EV_SUBMIT,
-	EV_FREE, EV_REBUILT,
+	EV_FREE, EV_REBUILT, EV_MIGRATE,
 };
 
 struct event {
@@ -423,7 +436,8 @@ struct ureq {
 	bool write;
 };
 
-enum op_kind { OP_DIRECT, OP_RECON, OP_WRITE };
+/* OP_MIGRATE: the offline migration's move of a stripe home (no user request) */
+enum op_kind { OP_DIRECT, OP_RECON, OP_WRITE, OP_MIGRATE };
 
 struct op {
 	struct ureq *u;
@@ -434,6 +448,7 @@ struct op {
 	unsigned int pending;
 	bool writing;			/* write: the pre-reads are in */
 	enum rs_write_mode mode;
+	enum rs_place place;		/* write: where the tier put it (R5 without a tier) */
 	struct rs_stripe_shape shape;
 	struct op *lock_next;		/* in its lock bucket while owning the stripe */
 	struct op *wait_head, *wait_tail, *wait_next;
@@ -441,6 +456,40 @@ struct op {
 
 #define LOCK_BUCKETS	4096
 static struct op *lock_bucket[LOCK_BUCKETS];
+
+/* Member sectors the target wrote and user sectors written, the whole run. */
+static u64 member_write_sectors, user_write_sectors;
+
+/* ---- the RAID1 tier ---- */
+
+/* A stripe's history is kept in 6 bits, as rainssd-tiermap.c keeps it. */
+#define TIER_HIST_MAX	63U
+/* With nothing to do, the offline migration looks again this often (rainssd-migrate.c). */
+#define MIG_IDLE_NS	(1000 * NSEC_PER_MSEC)
+
+/* What rainssd-tiermap.c keeps of every stripe (its word in smap). */
+struct tstripe {
+	u32 rec;		/* its record, U32_MAX when not in the tier */
+	u8 hist;		/* writes in its current tier (Algorithm 1's history) */
+	bool written;		/* ever written */
+	bool ref;		/* written since the clock hand last passed (CLOCK) */
+};
+
+static struct {
+	bool on;
+	struct rs_tier_layout t;
+	u64 stripes;		/* of the region: the volume the simulator knows */
+	struct tstripe *s;
+	u8 *recs;		/* t.records records in the module's format; slots not modelled */
+	u32 used, peak, hint, clock;
+	u32 free[RS_MAX_DEVS];	/* free chunk slots per member */
+	u64 seq;
+	/* the offline migration */
+	bool active, busy, timer;
+	u64 next_ns;		/* the rate limit: no step starts before */
+	/* counters, the whole run */
+	u64 to_r1, to_r5, offline, writes, reads, row_reads, placed, placed_tier;
+} tier;
 
 static void op_plan(struct op *op);
 
@@ -482,6 +531,12 @@ static void stripe_unlock(struct op *op)
 	op_plan(next);
 }
 
+/* Whether the write goes to the stripe's mirror copies in the tier. */
+static bool op_tiered(const struct op *op)
+{
+	return op->place == RS_PLACE_R1 || op->place == RS_PLACE_TO_R1;
+}
+
 static void member_io(struct op *op, unsigned int m, bool write, unsigned int start,
 		      unsigned int end)
 {
@@ -497,13 +552,340 @@ static void member_io(struct op *op, unsigned int m, bool write, unsigned int st
 	r->write = write;
 	r->t_dev = kshim_now_ns;
 	rs_load_issue(&load, m, write, end - start, &r->tag);
-	if (!write && op->kind == OP_WRITE)
+	if (write)
+		member_write_sectors += end - start;
+	else if (op->kind == OP_WRITE && op_tiered(op))
+		tier.row_reads++;	/* the rest of a 4 KiB row, not a parity pre-read */
+	else if (op->kind == OP_WRITE)
 		stat_inc(ST_PREREADS);
 	op->pending++;
 	if (write && cfg.write_delay_ms > 0)	/* dm-delay in front of the member */
 		ev_push(kshim_now_ns + (u64)(cfg.write_delay_ms * NS_PER_MS), EV_SUBMIT, m, r);
 	else
 		mem_submit(r);
+}
+
+static u8 *tier_rec(u32 rec)
+{
+	return tier.recs + (size_t)rec * tier.t.rec_size;
+}
+
+/* The member of the less busy copy of chunk @k of record @rec (copy 0 of equals). */
+static unsigned int tier_copy(u32 rec, unsigned int k)
+{
+	unsigned int c, m[2];
+	u32 slot;
+
+	for (c = 0; c < 2; c++)
+		rs_tier_r_copy(&tier.t, tier_rec(rec), k, c, &m[c], &slot);
+	return rs_load_queued(&load, m[1]) < rs_load_queued(&load, m[0]) ? m[1] : m[0];
+}
+
+/* Whether 4 KiB row @row of data chunk @k of @stripe is in the tier. */
+static bool tier_has(u64 stripe, unsigned int k, unsigned int row)
+{
+	u32 rec = tier.s[stripe].rec;
+
+	return rec != U32_MAX && rs_tier_r_row(&tier.t, tier_rec(rec), k, row);
+}
+
+/*
+ * @stripe enters the tier (rs_tier_enter()): a record, and for each data
+ * chunk two members from rs_tier_choose() by the target's requests in
+ * flight on each member and their free slots. False when there is no room.
+ */
+static bool tier_enter(u64 stripe)
+{
+	unsigned int nk = geom.n - 1, m, k, c;
+	u32 queued[RS_MAX_DEVS], free[RS_MAX_DEVS], rec;
+	u8 pair[RS_MAX_DEVS - 1][2];
+	u8 *r;
+
+	if (tier.used >= tier.t.records)
+		return false;
+	for (m = 0; m < geom.n; m++)
+		queued[m] = rs_load_queued(&load, m);
+	memcpy(free, tier.free, sizeof(free));
+	if (!rs_tier_choose(geom.n, 0, queued, free, nk, pair))
+		return false;
+	memcpy(tier.free, free, sizeof(free));
+	for (rec = tier.hint; rs_tier_r_stripe(tier_rec(rec)) != U64_MAX; )
+		rec = rec + 1 < tier.t.records ? rec + 1 : 0;
+	tier.hint = rec + 1 < tier.t.records ? rec + 1 : 0;
+	r = tier_rec(rec);
+	rs_tier_r_clear(&tier.t, r);
+	rs_tier_r_set_head(r, stripe, tier.seq++);
+	for (k = 0; k < nk; k++)
+		for (c = 0; c < 2; c++)
+			rs_tier_r_set_copy(&tier.t, r, k, c, pair[k][c], 0);
+	tier.s[stripe].rec = rec;
+	tier.s[stripe].ref = true;
+	tier.used++;
+	tier.peak = max(tier.peak, tier.used);
+	tier.to_r1++;
+	return true;
+}
+
+/* @stripe leaves the tier: its home holds all of its data now. */
+static void tier_leave(u64 stripe, bool offline)
+{
+	struct tstripe *ts = &tier.s[stripe];
+	unsigned int k, c, m;
+	u32 slot;
+	u8 *r = tier_rec(ts->rec);
+
+	for (k = 0; k < geom.n - 1; k++) {
+		for (c = 0; c < 2; c++) {
+			rs_tier_r_copy(&tier.t, r, k, c, &m, &slot);
+			tier.free[m]++;
+		}
+	}
+	rs_tier_r_clear(&tier.t, r);
+	ts->rec = U32_MAX;
+	ts->ref = false;
+	ts->hist = 1;
+	tier.used--;
+	if (offline)
+		tier.offline++;
+	else
+		tier.to_r5++;
+}
+
+/* Where the write's stripe goes (rs_r5_tier_plan()): the stripe is ours. */
+static void tier_plan(struct op *op)
+{
+	struct tstripe *ts = &tier.s[op->stripe];
+	struct rs_place_in in = {
+		.in_tier = ts->rec != U32_MAX,
+		.written = ts->written,
+		.full = rs_shape_is_full(&op->shape),
+		.hist = ts->hist,
+		.threshold = cfg.mig_threshold,
+		.room = tier.used < tier.t.records,
+	};
+	struct rs_place_out out;
+
+	rs_tier_place(&in, &out);
+	if (out.place == RS_PLACE_TO_R1 && !tier_enter(op->stripe))
+		out.place = RS_PLACE_R5;
+	op->place = out.place;
+	ts->hist = min(out.hist, TIER_HIST_MAX);
+	ts->written = true;
+	if (ts->rec != U32_MAX)
+		ts->ref = true;
+	tier.placed++;
+	if (op_tiered(op))
+		tier.placed_tier++;
+}
+
+/*
+ * The rows of home member @m's chunk the write covers (none for the parity
+ * member), with @round out to whole 4 KiB rows.
+ */
+static struct rs_range tier_rows(const struct op *op, unsigned int m, bool round)
+{
+	struct rs_range w = { 0, 0 };
+
+	if (m == op->shape.parity)
+		return w;
+	w = op->shape.w[m];
+	if (round && rs_range_len(&w)) {
+		w.start = round_down(w.start, RS_TIER_ROW_SECTORS);
+		w.end = min_t(unsigned int, round_up(w.end, RS_TIER_ROW_SECTORS), geom.chunk);
+	}
+	return w;
+}
+
+/* Home member @m's rows [start, end), all in the tier or none: from a copy, or the home. */
+static void tier_read(struct op *op, unsigned int m, unsigned int start, unsigned int end)
+{
+	int k = rs_member_to_k(&geom, op->stripe, m);
+
+	if (k < 0 || start >= end)
+		return;
+	if (tier_has(op->stripe, k, start / RS_TIER_ROW_SECTORS))
+		member_io(op, tier_copy(tier.s[op->stripe].rec, k), false, start, end);
+	else
+		member_io(op, m, false, start, end);
+}
+
+/* A tier stripe's pre-reads: the rest of the first and last 4 KiB row it writes in part. */
+static void tier_prereads(struct op *op)
+{
+	struct rs_range w, rw;
+	unsigned int m, rows[2], nr, j;
+
+	for (m = 0; m < geom.n; m++) {
+		w = tier_rows(op, m, false);
+		rw = tier_rows(op, m, true);
+		if (!rs_range_len(&w))
+			continue;
+		nr = 0;
+		if (rw.start < w.start)
+			rows[nr++] = rw.start;
+		if (rw.end > w.end && (!nr || rw.end - RS_TIER_ROW_SECTORS != rows[0]))
+			rows[nr++] = rw.end - RS_TIER_ROW_SECTORS;
+		for (j = 0; j < nr; j++)
+			tier_read(op, m, rows[j], rows[j] + RS_TIER_ROW_SECTORS);
+	}
+}
+
+/* A tier stripe's writes: each chunk's whole rows to both of its copies. */
+static void tier_writes(struct op *op)
+{
+	const u8 *r = tier_rec(tier.s[op->stripe].rec);
+	struct rs_range rw;
+	unsigned int m, c, cm;
+	u32 slot;
+	int k;
+
+	for (m = 0; m < geom.n; m++) {
+		rw = tier_rows(op, m, true);
+		k = rs_member_to_k(&geom, op->stripe, m);
+		if (!rs_range_len(&rw) || k < 0)
+			continue;
+		for (c = 0; c < 2; c++) {
+			rs_tier_r_copy(&tier.t, r, k, c, &cm, &slot);
+			member_io(op, cm, true, rw.start, rw.end);
+		}
+	}
+}
+
+/*
+ * The writes are in (rs_r5_tier_written()): the rows written in the tier
+ * are read from it from now on; a stripe written whole into its home
+ * leaves the tier.
+ */
+static void tier_written(struct op *op)
+{
+	struct rs_range rw;
+	unsigned int m;
+	int k;
+
+	if (op->place == RS_PLACE_TO_R5) {
+		tier_leave(op->stripe, op->kind == OP_MIGRATE);
+		return;
+	}
+	if (!op_tiered(op))
+		return;
+	tier.writes++;
+	for (m = 0; m < geom.n; m++) {
+		rw = tier_rows(op, m, true);
+		k = rs_member_to_k(&geom, op->stripe, m);
+		if (rs_range_len(&rw) && k >= 0)
+			rs_tier_r_set_rows(&tier.t, tier_rec(tier.s[op->stripe].rec), k,
+					   rw.start / RS_TIER_ROW_SECTORS,
+					   rw.end / RS_TIER_ROW_SECTORS);
+	}
+}
+
+/*
+ * The offline migration's move of a stripe (rs_r5_plan_migrate()): its
+ * rows in the tier from a copy, the others from the home, then the whole
+ * stripe home with its parity.
+ */
+static void op_plan_migrate(struct op *op)
+{
+	unsigned int m, row, start, rows = tier.t.rows;
+	int k;
+	bool in;
+
+	op->pending = 1;
+	if (tier.s[op->stripe].rec == U32_MAX) {
+		op->writing = true;	/* it left the tier meanwhile: nothing to do */
+		return;
+	}
+	op->place = RS_PLACE_TO_R5;
+	for (m = 0; m < geom.n; m++) {
+		k = rs_member_to_k(&geom, op->stripe, m);
+		if (k < 0)
+			continue;
+		for (start = 0; start < rows; start = row) {
+			in = tier_has(op->stripe, k, start);
+			row = start + 1;
+			while (row < rows && tier_has(op->stripe, k, row) == in)
+				row++;
+			tier_read(op, m, start * RS_TIER_ROW_SECTORS,
+				  min(row * RS_TIER_ROW_SECTORS, geom.chunk));
+		}
+	}
+}
+
+static void mig_later(u64 ns)
+{
+	if (tier.timer || kshim_now_ns + ns >= t_end)
+		return;
+	tier.timer = true;
+	ev_push(kshim_now_ns + ns, EV_MIGRATE, 0, NULL);
+}
+
+/*
+ * The clock hand goes round the records in use; a stripe written since it
+ * last passed gets a second chance (rs_tier_pick_cold()).
+ */
+static bool tier_pick_cold(u64 *stripe)
+{
+	unsigned int laps;
+	u64 s;
+
+	for (laps = 0; laps < 3 && tier.used; ) {
+		if (tier.clock >= tier.t.records) {
+			tier.clock = 0;
+			laps++;
+			continue;
+		}
+		s = rs_tier_r_stripe(tier_rec(tier.clock++));
+		if (s == U64_MAX)
+			continue;
+		if (tier.s[s].ref) {
+			tier.s[s].ref = false;
+			continue;
+		}
+		*stripe = s;
+		return true;
+	}
+	return false;
+}
+
+/* The offline migration's work item (rs_mig_work()): one stripe at a time. */
+static void mig_work(void)
+{
+	struct op *op;
+	u64 stripe;
+
+	if (tier.busy || kshim_now_ns >= t_end)
+		return;
+	tier.active = rs_tier_should_migrate(tier.used, tier.t.records, cfg.tier_low_pct,
+					     cfg.tier_high_pct, tier.active);
+	if (!tier.active) {
+		mig_later(MIG_IDLE_NS);
+		return;
+	}
+	if (kshim_now_ns < tier.next_ns) {
+		mig_later(tier.next_ns - kshim_now_ns);
+		return;
+	}
+	if (!tier_pick_cold(&stripe)) {
+		mig_later(NSEC_PER_MSEC);
+		return;
+	}
+	if (cfg.mig_rate > 0)	/* a chunk of every member per stripe */
+		tier.next_ns = kshim_now_ns + (u64)(geom.chunk / 2 * 1e9 / cfg.mig_rate);
+	op = calloc(1, sizeof(*op));
+	if (!op)
+		die("out of memory");
+	op->kind = OP_MIGRATE;
+	op->stripe = stripe;
+	tier.busy = true;
+	if (stripe_trylock(op))
+		op_plan(op);
+}
+
+/* A move is done: the next at once (the rate limit permitting). */
+static void mig_done(void)
+{
+	tier.busy = false;
+	mig_later(0);
 }
 
 static void user_next(void);
@@ -522,10 +904,15 @@ static void op_done(struct op *op)
 {
 	struct ureq *u = op->u;
 
+	if (tier.on && (op->kind == OP_WRITE || op->kind == OP_MIGRATE))
+		tier_written(op);
 	if (op->kind != OP_DIRECT)
 		stripe_unlock(op);
 	free(op);
-	ureq_done(u);
+	if (u)
+		ureq_done(u);
+	else
+		mig_done();
 }
 
 static struct rs_load_snap snap;
@@ -557,6 +944,14 @@ static void op_plan_write(struct op *op)
 	struct rs_range r[RS_SHAPE_MAX_RANGES];
 	unsigned int m, i, nr;
 
+	if (tier.on)
+		tier_plan(op);
+	if (op_tiered(op)) {
+		/* mirror copies: no parity; the rest of rows written in part is read */
+		op->pending = 1;
+		tier_prereads(op);
+		return;
+	}
 	if (cfg.policy == RS_POLICY_ADAPTIVE) {
 		rs_load_snapshot(&load, 0, &snap);
 		sig_sample(&snap);
@@ -585,6 +980,16 @@ static void op_issue_writes(struct op *op)
 
 	op->writing = true;
 	op->pending = 1;
+	if (op->kind == OP_MIGRATE) {
+		/* the whole stripe home, data and parity */
+		for (m = 0; op->place == RS_PLACE_TO_R5 && m < geom.n; m++)
+			member_io(op, m, true, 0, geom.chunk);
+		return;
+	}
+	if (op_tiered(op)) {
+		tier_writes(op);
+		return;
+	}
 	for (m = 0; m < s->n; m++) {
 		struct rs_range w = rs_shape_writes(s, op->mode, m);
 
@@ -604,6 +1009,8 @@ static void op_plan(struct op *op)
 		for (m = 0; m < geom.n; m++)
 			if (m != op->member)
 				member_io(op, m, false, op->row, op->row + op->len);
+	} else if (op->kind == OP_MIGRATE) {
+		op_plan_migrate(op);
 	} else {
 		op_plan_write(op);
 	}
@@ -615,7 +1022,7 @@ static void op_put(struct op *op)
 {
 	if (--op->pending)
 		return;
-	if (op->kind == OP_WRITE && !op->writing) {
+	if ((op->kind == OP_WRITE || op->kind == OP_MIGRATE) && !op->writing) {
 		op_issue_writes(op);
 		op_put(op);
 		return;
@@ -732,6 +1139,7 @@ static void user_write(void)
 	u->t_arrive = kshim_now_ns;
 	u->write = true;
 	u->pending = 1;
+	user_write_sectors += end - start;
 	while (start < end) {
 		struct rs_loc loc;
 		u64 stripe_end;
@@ -797,6 +1205,26 @@ static void user_read(void)
 		op = op_new(u, OP_DIRECT, loc.stripe);
 		op->member = loc.member;
 		op->row = loc.row;
+		if (tier.on && tier.s[loc.stripe].rec != U32_MAX) {
+			/* cut where its rows change from in the tier to not (rs_map_tier_read()) */
+			unsigned int row = loc.row / RS_TIER_ROW_SECTORS;
+			unsigned int last = DIV_ROUND_UP(loc.row + n, RS_TIER_ROW_SECTORS);
+			bool in = tier_has(loc.stripe, loc.k, row);
+
+			while (++row < last && tier_has(loc.stripe, loc.k, row) == in)
+				;
+			n = min_t(unsigned int, n, row * RS_TIER_ROW_SECTORS - loc.row);
+			if (in) {
+				/* the less busy copy, never rebuilt */
+				op->len = n;
+				op->pending = 0;
+				tier.reads++;
+				member_io(op, tier_copy(tier.s[loc.stripe].rec, loc.k), false,
+					  loc.row, loc.row + n);
+				start += n;
+				continue;
+			}
+		}
 		op->len = n;
 		if (read_around(loc.member)) {
 			op->kind = OP_RECON;
@@ -896,6 +1324,8 @@ static void run(void)
 		if (cfg.read_iops > 0)
 			ev_push(rng_exp_ns(1e9 / cfg.read_iops), EV_USER_READ, 0, NULL);
 	}
+	if (tier.on)
+		mig_later(0);
 	for (m = 0; m < cfg.n; m++) {
 		foreign_start(m);
 		if (cfg.bg[m] > 0)
@@ -951,6 +1381,10 @@ static void run(void)
 		case EV_REBUILT:
 			op_done(ev.p);
 			break;
+		case EV_MIGRATE:
+			tier.timer = false;
+			mig_work();
+			break;
 		}
 		if (!arrivals && measuring) {
 			for (m = 0; m < cfg.n; m++)
@@ -994,6 +1428,31 @@ static double cv(const double *v, unsigned int n)
 	return sqrt(var) / mean;
 }
 
+static double ratio(u64 a, u64 b)
+{
+	return b ? (double)a / b : 0;
+}
+
+/* The tier's figures, the whole run. */
+static void report_tier(bool json)
+{
+	const char *fmt = json ?
+		"  \"tier\": {\"records\": %u, \"slots\": %u, \"used\": %u, \"used_peak\": %u, "
+		"\"to_r1\": %llu, \"to_r5\": %llu, \"offline\": %llu, \"writes\": %llu, "
+		"\"reads\": %llu, \"row_prereads\": %llu, \"hit_ratio\": %.4f, "
+		"\"write_amplification\": %.4f},\n" :
+		"tier: records %u, slots %u per member, used %u (peak %u), to_r1 %llu, to_r5 %llu, "
+		"offline %llu, writes %llu, reads %llu, row_prereads %llu, hit ratio %.3f, "
+		"write amplification %.3f\n";
+
+	printf(fmt, tier.t.records, tier.t.slots, tier.used, tier.peak,
+	       (unsigned long long)tier.to_r1, (unsigned long long)tier.to_r5,
+	       (unsigned long long)tier.offline, (unsigned long long)tier.writes,
+	       (unsigned long long)tier.reads, (unsigned long long)tier.row_reads,
+	       ratio(tier.placed_tier, tier.placed),
+	       ratio(member_write_sectors, user_write_sectors));
+}
+
 static void report(void)
 {
 	double secs = cfg.duration_s, load_q[RS_MAX_DEVS], dur = cfg.duration_s * 1e9;
@@ -1005,7 +1464,13 @@ static void report(void)
 		printf("{\n  \"policy\": \"%s\", \"read_policy\": \"%s\", \"seed\": %llu,\n",
 		       rs_policy_name(cfg.policy), rs_read_policy_name(cfg.read_policy),
 		       (unsigned long long)cfg.seed);
-		printf("  \"member_load_cv\": %.4f,\n  \"counters\": {", cv(load_q, cfg.n));
+		printf("  \"member_load_cv\": %.4f,\n", cv(load_q, cfg.n));
+		printf("  \"user_write_sectors\": %llu, \"member_write_sectors\": %llu,\n",
+		       (unsigned long long)user_write_sectors,
+		       (unsigned long long)member_write_sectors);
+		if (tier.on)
+			report_tier(true);
+		printf("  \"counters\": {");
 		for (i = 0; i < ST_NR; i++)
 			printf("%s\"%s\": %llu", i ? ", " : "", st_names[i],
 			       (unsigned long long)stats[i]);
@@ -1049,6 +1514,8 @@ static void report(void)
 	for (m = 0; m < cfg.n; m++)
 		printf(" %.2f/%.2f", mem[m].area_busy / dur / cfg.qd, load_q[m]);
 	printf("\n");
+	if (tier.on)
+		report_tier(false);
 }
 
 /* ---- options ---- */
@@ -1081,6 +1548,20 @@ static void set_tunable(const char *arg)
 		}
 	}
 	die("unknown tunable in '%s'", arg);
+}
+
+/* A whole number @min..@max, or die. */
+static unsigned int parse_uint(const char *arg, unsigned long min, unsigned long max,
+			       const char *what)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (end == arg || *end || errno || v < min || v > max || strchr(arg, '-'))
+		die("%s: expected a whole number %lu..%lu, not '%s'", what, min, max, arg);
+	return (unsigned int)v;
 }
 
 /* "m:x[:y]" for the disturbances */
@@ -1163,6 +1644,14 @@ static void usage(FILE *f)
 	      "                      measure that as the module does (default 0)\n"
 	      "  --jitter-after      the jitter delays each completion without keeping\n"
 	      "                      the member busy (default: it lengthens the service)\n"
+	      "  --tier-mb M         a RAID1 tier of M MiB of every member (default 0: none)\n"
+	      "  --migration-threshold T\n"
+	      "                      HybRAID's online migration threshold, 1..63 (default 4)\n"
+	      "  --tier-high-pct H   the offline migration starts above H% of the stripes\n"
+	      "                      the tier holds (default 90) ...\n"
+	      "  --tier-low-pct L    ... and stops at L% (default 70)\n"
+	      "  --migration-rate R  the offline migration's limit, KiB/s per member\n"
+	      "                      (default 0: unlimited)\n"
 	      "  --seed S            random seed (default 1)\n"
 	      "  --json              JSON output\n"
 	      "Exit status: 0 ok, 2 usage error.\n", f);
@@ -1186,6 +1675,9 @@ static void parse_args(int argc, char **argv)
 		{ "rebuild-us", 1, NULL, 'B' },
 		{ "iodepth", 1, NULL, 'i' }, { "rwmix", 1, NULL, 'x' },
 		{ "write-delay-ms", 1, NULL, 'D' }, { "seed", 1, NULL, 'e' }, { "json", 0, NULL, 'J' }, { "help", 0, NULL, 'h' },
+		{ "tier-mb", 1, NULL, 'T' }, { "migration-threshold", 1, NULL, 'M' },
+		{ "tier-high-pct", 1, NULL, 'X' }, { "tier-low-pct", 1, NULL, 'Y' },
+		{ "migration-rate", 1, NULL, 'Z' },
 		{ NULL, 0, NULL, 0 },
 	};
 	double lat = 4000, x, y;
@@ -1204,6 +1696,9 @@ static void parse_args(int argc, char **argv)
 	cfg.seed = 1;
 	cfg.policy = RS_POLICY_COUNT;
 	cfg.read_policy = RS_READ_DIRECT;
+	cfg.mig_threshold = RS_DEF_MIGRATION_THRESHOLD;
+	cfg.tier_high_pct = RS_DEF_TIER_HIGH_PCT;
+	cfg.tier_low_pct = RS_DEF_TIER_LOW_PCT;
 	rs_tunables_default(&cfg.tun);
 	for (m = 0; m < RS_MAX_DEVS; m++)
 		cfg.slow[m] = 1;
@@ -1257,6 +1752,16 @@ static void parse_args(int argc, char **argv)
 		case 'D': cfg.write_delay_ms = atof(optarg); break;
 		case 'e': cfg.seed = strtoull(optarg, NULL, 10); break;
 		case 'J': cfg.json = true; break;
+		case 'T': cfg.tier_mb = parse_uint(optarg, 0, 1U << 20, "--tier-mb"); break;
+		case 'M':
+			cfg.mig_threshold = parse_uint(optarg, 1, TIER_HIST_MAX,
+						       "--migration-threshold");
+			break;
+		case 'X': cfg.tier_high_pct = parse_uint(optarg, 0, 100, "--tier-high-pct"); break;
+		case 'Y': cfg.tier_low_pct = parse_uint(optarg, 0, 100, "--tier-low-pct"); break;
+		case 'Z':
+			cfg.mig_rate = parse_uint(optarg, 0, 2000000000, "--migration-rate");
+			break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
@@ -1269,6 +1774,8 @@ static void parse_args(int argc, char **argv)
 		cfg.ba_kb = cfg.bs_kb;
 	if (cfg.rwmix > 100)
 		die("--rwmix is a percentage");
+	if (cfg.tier_low_pct > cfg.tier_high_pct)
+		die("--tier-low-pct must not exceed --tier-high-pct");
 	if (!cfg.bs_kb || !cfg.qd || cfg.duration_s <= 0 || cfg.warmup_s < 0 ||
 	    (u64)cfg.region_mb * 1024 < cfg.bs_kb)
 		die("bad --bs-kb, --qd, --duration, --warmup or --region-mb");
@@ -1297,6 +1804,31 @@ static void parse_args(int argc, char **argv)
 		rng_state = 1;
 }
 
+/* The tier's layout and state (rs_tier_setup()), for the region's stripes. */
+static void tier_init(void)
+{
+	u64 sectors = round_down((u64)cfg.tier_mb << 11, (u64)geom.chunk), i;
+	unsigned int m;
+	int r;
+
+	if (!cfg.tier_mb)
+		return;
+	tier.stripes = DIV_ROUND_UP((u64)cfg.region_mb << 11, geom.stripe_data);
+	r = rs_tier_layout(&tier.t, &geom, tier.stripes, 0, sectors);
+	if (r)
+		die(r == -E2BIG ? "--tier-mb too large: more than 2^24 stripes in the tier" :
+				  "--tier-mb too small to hold its table and one stripe");
+	tier.s = calloc(tier.stripes, sizeof(*tier.s));
+	tier.recs = calloc(tier.t.records, tier.t.rec_size);
+	if (!tier.s || !tier.recs)
+		die("out of memory");
+	for (i = 0; i < tier.stripes; i++)
+		tier.s[i].rec = U32_MAX;
+	for (m = 0; m < geom.n; m++)
+		tier.free[m] = tier.t.slots;
+	tier.on = true;
+}
+
 /* The load signals' view of member @m's device statistics. */
 static bool devstat(void *ctx, unsigned int m, struct rs_devcount *c)
 {
@@ -1317,6 +1849,7 @@ static void devstat_kick(void *ctx)
 int main(int argc, char **argv)
 {
 	parse_args(argc, argv);
+	tier_init();
 	if (rs_load_init(&load, cfg.n, &cfg.tun))
 		die("out of memory");
 	if (!cfg.no_devstat)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The few kernel interfaces that dm-rainssd's pure units (geometry, policy,
- * load signals) use, for building them into the userspace simulator. The
- * simulator is single-threaded, so the atomics are plain variables, and the
- * clock is the simulator's.
+ * load signals, the tier) use, for building them into the userspace
+ * simulator. The simulator is single-threaded, so the atomics are plain
+ * variables, and the clock is the simulator's.
  */
 #ifndef RAINSSD_KSHIM_H
 #define RAINSSD_KSHIM_H
@@ -44,6 +44,10 @@ typedef u64 sector_t;
 #define BIT_ULL(n)		(1ULL << (n))
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define DIV_ROUND_UP(a, b)	(((a) + (b) - 1) / (b))
+/* @a a power of two, as the kernel's */
+#define ALIGN(x, a)		(((x) + ((a) - 1)) & ~((__typeof__(x))(a) - 1))
+#define round_up(x, y)		((((x) - 1) | ((__typeof__(x))((y) - 1))) + 1)
+#define round_down(x, y)	((x) & ~((__typeof__(x))((y) - 1)))
 #define READ_ONCE(x)		(x)
 #define WRITE_ONCE(x, v)	((x) = (v))
 #define fallthrough		__attribute__((__fallthrough__))
