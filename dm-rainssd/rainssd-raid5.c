@@ -80,6 +80,7 @@ struct rs_r5_op {
 
 	/* The tier (rainssd-tiermap.h): where each stripe's write goes. */
 	bool tier_planned;
+	unsigned long tbad;		/* copies' members not to read from (a failed copy) */
 	bool tier_changed;		/* moved rows or stripes: a FUA write waits for a commit */
 	u8 place[RS_OP_MAX_STRIPES];	/* enum rs_place */
 	u32 rec[RS_OP_MAX_STRIPES];	/* the record of a stripe placed in the tier */
@@ -259,8 +260,8 @@ static struct rs_range rs_r5_tier_rows(const struct rs_r5_op *r5, unsigned int i
 
 /*
  * A readable copy of chunk @k of stripe @i (none of @avoid), the less busy
- * of the two: its member and the member sector of its slot. False when
- * neither can be read.
+ * of the two (copy 0 in a region an unclean shutdown left to resync): its
+ * member and the member sector of its slot. False when neither can be read.
  */
 static bool rs_r5_tier_src(const struct rs_r5_op *r5, unsigned int i, unsigned int k,
 			   unsigned long avoid, unsigned int *cm, sector_t *sector)
@@ -270,6 +271,7 @@ static bool rs_r5_tier_src(const struct rs_r5_op *r5, unsigned int i, unsigned i
 	unsigned int c, m[2], best = 2;
 	struct rs_tier_view v;
 	u32 slot[2];
+	bool resync = rs_bitmap_needs_sync(rs->bitmap, r5->op.stripe + i);
 
 	rs_tier_view(rs->tier, r5->op.stripe + i, &v);
 	if (v.rec == U32_MAX)
@@ -278,8 +280,9 @@ static bool rs_r5_tier_src(const struct rs_r5_op *r5, unsigned int i, unsigned i
 		rs_tier_r_copy(t, v.r, k, c, &m[c], &slot[c]);
 		if (avoid & BIT(m[c]))
 			continue;
-		if (best == 2 ||
-		    rs_load_queued(&rs->load, m[c]) < rs_load_queued(&rs->load, m[best]))
+		/* Copy 0 in a region left to resync, as the map does (rs_map_tier_read). */
+		if (best == 2 || (!resync && rs_load_queued(&rs->load, m[c]) <
+					     rs_load_queued(&rs->load, m[best])))
 			best = c;
 	}
 	if (best == 2)
@@ -324,12 +327,86 @@ static bool rs_r5_tier_read(struct rs_r5_op *r5, unsigned int i, unsigned int m,
 			rs_r5_add(r5, i, m, REQ_OP_READ, start, end, 0);
 		return true;
 	}
-	if (!rs_r5_tier_src(r5, i, k, unread, &cm, &sector))
+	if (!rs_r5_tier_src(r5, i, k, unread | r5->tbad, &cm, &sector))
 		return false;
 	if (add)
 		rs_batch_add(op, cm, REQ_OP_READ, sector + start, rs_r5_pidx(r5, i, m, boff),
 			     offset_in_page(boff), (end - start) << SECTOR_SHIFT, 0);
 	return true;
+}
+
+/*
+ * Rows [start, end) of home member @m's chunk in stripe @i, into its
+ * buffer, whatever mix of rows in the tier and not they are: the range from
+ * the home when any row is not in the tier, and from a copy into the
+ * scratch buffer of member slot @scratch when any row is (one bio each),
+ * merged by rs_r5_tier_merge() once read. Without @add only say whether it
+ * can be done.
+ */
+static bool rs_r5_tier_read_mixed(struct rs_r5_op *r5, unsigned int i, unsigned int m,
+				  unsigned int start, unsigned int end, unsigned int scratch,
+				  bool add)
+{
+	struct rs_op *op = &r5->op;
+	const struct rs_geom *g = &op->rs->geom;
+	unsigned long unread = rs_r5_unread_of(r5, i);
+	int k = rs_member_to_k(g, op->stripe + i, m);
+	unsigned int row, in = 0, out = 0, cm, boff = rs_r5_boff(r5, i, start);
+	sector_t sector;
+
+	if (k < 0)
+		return true;
+	for (row = start / RS_TIER_ROW_SECTORS; row * RS_TIER_ROW_SECTORS < end; row++) {
+		if (rs_r5_tier_has(r5, i, k, row))
+			in++;
+		else
+			out++;
+	}
+	if (out) {
+		if (unread & BIT(m))
+			return false;
+		if (add)
+			rs_r5_add(r5, i, m, REQ_OP_READ, start, end, 0);
+	}
+	if (in) {
+		if (!rs_r5_tier_src(r5, i, k, unread | r5->tbad, &cm, &sector))
+			return false;
+		if (add)
+			rs_batch_add(op, cm, REQ_OP_READ, sector + start,
+				     rs_r5_pidx(r5, i, out ? scratch : m, boff),
+				     offset_in_page(boff), (end - start) << SECTOR_SHIFT, 0);
+	}
+	return true;
+}
+
+/* After rs_r5_tier_read_mixed(): the rows in the tier over the home's in @m's buffer. */
+static void rs_r5_tier_merge(struct rs_r5_op *r5, unsigned int i, unsigned int m,
+			     unsigned int start, unsigned int end, unsigned int scratch)
+{
+	const struct rs_geom *g = &r5->op.rs->geom;
+	int k = rs_member_to_k(g, r5->op.stripe + i, m);
+	unsigned int row, s, e, boff, in = 0, out = 0;
+
+	if (k < 0)
+		return;
+	for (row = start / RS_TIER_ROW_SECTORS; row * RS_TIER_ROW_SECTORS < end; row++) {
+		if (rs_r5_tier_has(r5, i, k, row))
+			in++;
+		else
+			out++;
+	}
+	if (!in || !out)
+		return;		/* all in the buffer already */
+	for (row = start / RS_TIER_ROW_SECTORS; row * RS_TIER_ROW_SECTORS < end; row++) {
+		if (!rs_r5_tier_has(r5, i, k, row))
+			continue;
+		s = max(start, row * RS_TIER_ROW_SECTORS);
+		e = min(end, (row + 1) * RS_TIER_ROW_SECTORS);
+		boff = rs_r5_boff(r5, i, s);
+		/* Rows are 4 KiB and page aligned in the buffers: one page each. */
+		memcpy(rs_r5_addr(r5, i, m, boff), rs_r5_addr(r5, i, scratch, boff),
+		       (e - s) << SECTOR_SHIFT);
+	}
 }
 
 /*
@@ -398,6 +475,34 @@ static void rs_r5_tier_writes(struct rs_r5_op *r5, unsigned int i, blk_opf_t opf
 }
 
 /*
+ * Whether stripe @i, entering the tier now, could merge the partly written
+ * 4 KiB rows of this write: their rest comes from the home, which must be
+ * readable there.
+ */
+static bool rs_r5_tier_can_enter(const struct rs_r5_op *r5, unsigned int i)
+{
+	const struct rs_geom *g = &r5->op.rs->geom;
+	unsigned long unread = rs_r5_unread_of(r5, i);
+	struct rs_stripe_shape sh;
+	struct rs_range w;
+	unsigned int m;
+
+	if (!unread)
+		return true;
+	rs_shape_from_range(&sh, g, r5->op.stripe + i, RS_NO_MEMBER, r5->lstart, r5->lend);
+	for (m = 0; m < g->n; m++) {
+		w = sh.w[m];
+		if (!rs_range_len(&w) || !(unread & BIT(m)) ||
+		    m == rs_parity_member(g, r5->op.stripe + i))
+			continue;
+		if (w.start % RS_TIER_ROW_SECTORS ||
+		    (w.end % RS_TIER_ROW_SECTORS && w.end < g->chunk))
+			return false;
+	}
+	return true;
+}
+
+/*
  * Where each stripe's write goes (HybRAID's placement, rs_tier_place()),
  * decided once per operation with its stripes held (a plan made again
  * keeps it): a stripe that enters the tier gets its record and slots now.
@@ -434,6 +539,7 @@ static void rs_r5_tier_plan(struct rs_r5_op *r5)
 		in.hist = v.hist;
 		in.full = r5->lstart <= stripe * g->stripe_data &&
 			  r5->lend >= (stripe + 1) * g->stripe_data;
+		in.room = in.room && rs_r5_tier_can_enter(r5, i);
 		rs_tier_place(&in, &out);
 		r5->rec[i] = v.rec;
 		if (out.place == RS_PLACE_TO_R1) {
@@ -740,8 +846,12 @@ static void rs_r5_written(struct rs_op *op)
 	rs_r5_note_failures(r5, false);
 	if (r5->tier_planned)
 		rs_r5_tier_written(r5);
-	/* A FUA write that moved rows or stripes: durable once the mapping is. */
-	if (r5->tier_changed && op->bio && (op->bio->bi_opf & REQ_FUA) &&
+	/*
+	 * A FUA write on a volume with a tier: durable once every mapping
+	 * change made so far is (one that moved this stripe out of the tier
+	 * before it, not yet committed, would hide it after a cut).
+	 */
+	if (rs->tier && op->bio && (op->bio->bi_opf & REQ_FUA) &&
 	    !rs_tier_wait_committed(rs->tier, op, rs_r5_meta_acked))
 		return;
 	rs_r5_meta_acked(op);
@@ -1226,27 +1336,19 @@ static bool rs_r5_tier_pair(struct rs_r5_op *r5, unsigned int i, unsigned int k,
 	return true;
 }
 
-/* The rows of chunk @k of stripe @i in the tier, from (or to) @cp, in @bm's buffer. */
-static void rs_r5_tier_rows_io(struct rs_r5_op *r5, unsigned int i, unsigned int k,
-			       const struct rs_tier_copy *cp, unsigned int bm, blk_opf_t opf)
+/*
+ * Chunk @k of stripe @i, whole, from (or to) copy @cp, in @bm's buffer (the
+ * rows not in the tier come along: nothing reads them there). One bio.
+ */
+static void rs_r5_tier_chunk_io(struct rs_r5_op *r5, unsigned int i, const struct rs_tier_copy *cp,
+				unsigned int bm, blk_opf_t opf)
 {
 	struct rs_op *op = &r5->op;
 	const struct rs_tier_layout *t = rs_tier_layout_of(op->rs->tier);
-	unsigned int rows = t->rows, start, row, boff;
+	unsigned int len = op->rs->geom.chunk << SECTOR_SHIFT;
 
-	for (start = 0; start < rows; start = row + 1) {
-		for (; start < rows && !rs_r5_tier_has(r5, i, k, start); start++)
-			;
-		for (row = start; row < rows && rs_r5_tier_has(r5, i, k, row); row++)
-			;
-		if (start >= rows)
-			break;
-		boff = start * RS_TIER_ROW_SECTORS << SECTOR_SHIFT;
-		rs_batch_add(op, cp->member, opf,
-			     rs_tier_slot_sector(t, cp->slot) + start * RS_TIER_ROW_SECTORS,
-			     rs_r5_pidx(r5, i, bm, boff), offset_in_page(boff),
-			     (row - start) * RS_TIER_ROW_SECTORS << SECTOR_SHIFT, 0);
-	}
+	rs_batch_add(op, cp->member, opf, rs_tier_slot_sector(t, cp->slot),
+		     rs_r5_pidx(r5, i, bm, 0), 0, len, len);
 }
 
 static bool rs_r5_tier_checks(const struct rs_r5_op *r5)
@@ -1269,10 +1371,10 @@ static void rs_r5_build_tier_sync_reads(struct rs_op *op)
 				continue;
 			if (!rs_r5_tier_pair(r5, i, k, &src, &dst))
 				continue;
-			rs_r5_tier_rows_io(r5, i, k, &src, rs_data_member(g, op->stripe + i, k),
-					   REQ_OP_READ);
+			rs_r5_tier_chunk_io(r5, i, &src, rs_data_member(g, op->stripe + i, k),
+					    REQ_OP_READ);
 			if (rs_r5_tier_checks(r5))
-				rs_r5_tier_rows_io(r5, i, k, &dst, p, REQ_OP_READ);
+				rs_r5_tier_chunk_io(r5, i, &dst, p, REQ_OP_READ);
 		}
 	}
 }
@@ -1292,8 +1394,8 @@ static void rs_r5_build_tier_sync_writes(struct rs_op *op)
 				continue;
 			if (!rs_r5_tier_pair(r5, i, k, &src, &dst))
 				continue;
-			rs_r5_tier_rows_io(r5, i, k, &dst, rs_data_member(g, op->stripe + i, k),
-					   REQ_OP_WRITE);
+			rs_r5_tier_chunk_io(r5, i, &dst, rs_data_member(g, op->stripe + i, k),
+					    REQ_OP_WRITE);
 		}
 	}
 }
@@ -1433,30 +1535,21 @@ static void rs_r5_plan_sync(struct rs_r5_op *r5)
 /* ---- the offline migration: a stripe's tier rows into its home ---- */
 
 /*
- * Every row of every data chunk into the buffers, from where it is: the
- * rows in the tier from a copy, the others from the home; in runs of one
- * kind.
+ * Every data chunk into its buffer: whole from the home, and from a copy
+ * into a scratch buffer (member slots n + k) when rows of it are in the
+ * tier; merged when read (one bio per source and chunk).
  */
 static void rs_r5_build_migrate_reads(struct rs_op *op)
 {
 	struct rs_r5_op *r5 = to_r5(op);
 	const struct rs_geom *g = &op->rs->geom;
-	unsigned int m, row, start, rows = max(1U, g->chunk / RS_TIER_ROW_SECTORS);
-	bool in;
+	unsigned int m;
 	int k;
 
 	for (m = 0; m < g->n; m++) {
 		k = rs_member_to_k(g, op->stripe, m);
-		if (k < 0)
-			continue;
-		for (start = 0; start < rows; start = row) {
-			in = rs_r5_tier_has(r5, 0, k, start);
-			row = start + 1;
-			while (row < rows && rs_r5_tier_has(r5, 0, k, row) == in)
-				row++;
-			rs_r5_tier_read(r5, 0, m, start * RS_TIER_ROW_SECTORS,
-					min(row * RS_TIER_ROW_SECTORS, g->chunk), true);
-		}
+		if (k >= 0)
+			rs_r5_tier_read_mixed(r5, 0, m, 0, g->chunk, g->n + k, true);
 	}
 }
 
@@ -1467,8 +1560,16 @@ static void rs_r5_migrate_compute(struct rs_op *op)
 	const struct rs_geom *g = &op->rs->geom;
 	struct rs_r5_end *end = &r5->end[0];
 
+	unsigned int m;
+	int k;
+
 	if (!rs_r5_reads_valid(r5))
 		return rs_r5_plan(op);
+	for (m = 0; m < g->n; m++) {
+		k = rs_member_to_k(g, op->stripe, m);
+		if (k >= 0)
+			rs_r5_tier_merge(r5, 0, m, 0, g->chunk, g->n + k);
+	}
 	rs_shape_from_range(&end->shape, g, op->stripe, RS_NO_MEMBER, r5->lstart, r5->lend);
 	end->mode = RS_WRITE_FULL;
 	rs_r5_compute_new(r5, 0, &end->shape, RS_WRITE_FULL);
@@ -1481,8 +1582,8 @@ static void rs_r5_plan_migrate(struct rs_r5_op *r5)
 {
 	struct rs_op *op = &r5->op;
 	const struct rs_geom *g = &op->rs->geom;
-	unsigned int m, row, rows = max(1U, g->chunk / RS_TIER_ROW_SECTORS);
 	struct rs_tier_view v;
+	unsigned int m;
 	int k;
 
 	rs_tier_view(op->rs->tier, op->stripe, &v);
@@ -1496,10 +1597,8 @@ static void rs_r5_plan_migrate(struct rs_r5_op *r5)
 		return rs_r5_finish(r5, BLK_STS_IOERR);
 	for (m = 0; m < g->n; m++) {
 		k = rs_member_to_k(g, op->stripe, m);
-		for (row = 0; k >= 0 && row < rows; row++)
-			if (!rs_r5_tier_read(r5, 0, m, row * RS_TIER_ROW_SECTORS,
-					     (row + 1) * RS_TIER_ROW_SECTORS, false))
-				return rs_r5_finish(r5, BLK_STS_IOERR);
+		if (k >= 0 && !rs_r5_tier_read_mixed(r5, 0, m, 0, g->chunk, g->n + k, false))
+			return rs_r5_finish(r5, BLK_STS_IOERR);
 	}
 	rs_batch_run(op, rs_r5_build_migrate_reads, rs_r5_migrate_compute);
 }
@@ -1510,7 +1609,8 @@ static void rs_r5_build_tread(struct rs_op *op)
 {
 	struct rs_r5_op *r5 = to_r5(op);
 
-	rs_r5_tier_read(r5, 0, r5->member, r5->rows[0].start, r5->rows[0].end, true);
+	rs_r5_tier_read_mixed(r5, 0, r5->member, r5->rows[0].start, r5->rows[0].end,
+			      op->rs->geom.n, true);
 }
 
 /* The failed copy gets the data back (a corrected read error, as for the home). */
@@ -1526,7 +1626,7 @@ static void rs_r5_build_trepair(struct rs_op *op)
 	rs_tier_view(op->rs->tier, op->stripe, &v);
 	for (c = 0; c < 2 && v.rec != U32_MAX && k >= 0; c++) {
 		rs_tier_r_copy(t, v.r, k, c, &cm, &slot);
-		if (!(r5->bad & BIT(cm)) || rs_member_dead(op->rs, cm))
+		if (!(r5->tbad & BIT(cm)) || rs_member_dead(op->rs, cm))
 			continue;
 		rs_batch_add(op, cm, REQ_OP_WRITE, rs_tier_slot_sector(t, slot) + r5->rows[0].start,
 			     rs_r5_pidx(r5, 0, r5->member, boff), offset_in_page(boff),
@@ -1548,9 +1648,10 @@ static void rs_r5_tread_done(struct rs_op *op)
 
 	if (!rs_r5_reads_valid(r5))
 		return rs_r5_plan(op);
+	rs_r5_tier_merge(r5, 0, r5->member, r5->rows[0].start, r5->rows[0].end, op->rs->geom.n);
 	rs_r5_copy(r5, true);
 	rs_tier_count(op->rs->tier, false);
-	if (r5->bad)
+	if (r5->tbad)
 		return rs_batch_run(op, rs_r5_build_trepair, rs_r5_trepaired);
 	rs_r5_finish(r5, BLK_STS_OK);
 }
@@ -1563,7 +1664,8 @@ static void rs_r5_plan_tread(struct rs_r5_op *r5)
 {
 	struct rs_op *op = &r5->op;
 
-	if (!rs_r5_tier_read(r5, 0, r5->member, r5->rows[0].start, r5->rows[0].end, false))
+	if (!rs_r5_tier_read_mixed(r5, 0, r5->member, r5->rows[0].start, r5->rows[0].end,
+				   op->rs->geom.n, false))
 		return rs_r5_finish(r5, BLK_STS_IOERR);
 	rs_batch_run(op, rs_r5_build_tread, rs_r5_tread_done);
 }
@@ -1672,6 +1774,9 @@ bool rs_r5_feed(struct rainssd *rs, struct bio *bio)
 		if (!read)
 			le = min_t(sector_t, le, (stripe + maxs) * g->stripe_data);
 		pages = rs_r5_setup(rs, NULL, rb, ls, le);
+		/* A tier read again: scratch for the copy's rows (member slot n). */
+		if (read && rb->tier)
+			pages += pages / g->n;
 		op = rs_op_get(rs, DIV_ROUND_UP(pages, g->n));
 		if (!op)
 			return false;
@@ -1679,8 +1784,10 @@ bool rs_r5_feed(struct rainssd *rs, struct bio *bio)
 		r5->kind = !read ? RS_R5_WRITE : rb->tier ? RS_R5_TREAD : RS_R5_READ;
 		rs_r5_setup(rs, r5, rb, ls, le);
 		/* A tier read that failed: rb->member is the copy that failed it. */
-		if (rb->tier)
-			r5->bad = BIT(rb->member);
+		if (rb->tier) {
+			r5->bad = 0;
+			r5->tbad = BIT(rb->member);
+		}
 		op->bio = bio;
 		op->iter = rb->iter;
 		op->iter.bi_size = (le - ls) << SECTOR_SHIFT;
@@ -1701,7 +1808,8 @@ bool rs_r5_feed(struct rainssd *rs, struct bio *bio)
 bool rs_r5_migrate(struct rainssd *rs, u64 stripe, rs_r5_done_fn done, void *ctx)
 {
 	const struct rs_geom *g = &rs->geom;
-	unsigned int pages = g->n * rs_pages_for(g->chunk);
+	/* Every member's chunk, and scratch for the copies of the n - 1 data chunks. */
+	unsigned int pages = (2 * g->n - 1) * rs_pages_for(g->chunk);
 	struct rs_r5_op *r5;
 	struct rs_op *op;
 

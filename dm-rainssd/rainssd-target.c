@@ -86,14 +86,15 @@ static void rs_free(struct rainssd *rs)
 {
 	unsigned int i;
 
-	rs_sync_destroy(rs->sync);
 	rs_migrate_destroy(rs->tier_mig);
+	/* Its commits may fail members (kicking the sync) and queue operations. */
+	rs_tier_destroy(rs->tier);
+	rs_sync_destroy(rs->sync);
 	rs_bitmap_destroy(rs->bitmap);
 	rs_log_destroy(rs->log);
 	rs_op_exit(rs);
 	if (rs->wq)
 		destroy_workqueue(rs->wq);
-	rs_tier_destroy(rs->tier);
 	rs_meta_destroy(rs->meta);
 	kfree(rs->act);
 	rs_load_exit(&rs->load);
@@ -409,6 +410,12 @@ static int rs_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 
 	ti->num_flush_bios = n;
+	/*
+	 * With a tier, a flush must reach the target even over members with no
+	 * volatile cache (the block layer drops flushes to a device that has
+	 * none): it commits the mapping table. The same holds for FUA.
+	 */
+	ti->flush_supported = !!rs->tier;
 	ti->num_discard_bios = 0;
 	ti->num_write_zeroes_bios = 0;
 	ti->per_io_data_size = sizeof(struct rs_bio);
@@ -745,9 +752,11 @@ static int rs_first_resume(struct rainssd *rs)
 	} else if (unclean) {
 		DMINFO("unclean shutdown: the bitmap's dirty regions will be resynced");
 	}
-	r = rs_meta_activate(rs->meta);
-	if (r)
-		return r;
+	/*
+	 * The tier's table first: a new volume's superblocks must never name
+	 * a tier whose table is not on the members yet (a cut in between
+	 * would leave it refused for good).
+	 */
 	if (rs->tier) {
 		const char *why;
 
@@ -757,6 +766,9 @@ static int rs_first_resume(struct rainssd *rs)
 			return r;
 		}
 	}
+	r = rs_meta_activate(rs->meta);
+	if (r)
+		return r;
 	/* Healthy (or below a rebuild's checkpoint): the dirty regions are resynced. */
 	return rs_bitmap_load(rs->bitmap, unclean && !READ_ONCE(rs->dead_mask));
 }

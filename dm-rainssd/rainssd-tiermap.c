@@ -40,7 +40,6 @@
 
 struct rs_tier_wr {
 	struct rs_tier *tr;
-	unsigned long error;
 };
 
 struct rs_tier {
@@ -84,6 +83,7 @@ struct rs_tier {
 	u8 *bounce;			/* the blocks of the commit in progress */
 	unsigned long *writing;
 	atomic_t inflight;
+	unsigned long io_failed;	/* members whose I/O of the round failed */
 	struct completion io_done;
 	struct rs_tier_wr wr[RS_MAX_DEVS];
 
@@ -154,12 +154,22 @@ bool rs_tier_room(struct rs_tier *tr)
  */
 unsigned int rs_tier_read_begin(struct rs_tier *tr)
 {
-	unsigned int e = READ_ONCE(tr->epoch) & 1;
+	unsigned int e;
 
-	atomic_inc(&tr->readers[e]);
-	/* Counted before the record is looked up: pairs with rs_tier_commit()'s flip. */
-	smp_mb__after_atomic();
-	return e;
+	for (;;) {
+		e = READ_ONCE(tr->epoch) & 1;
+		atomic_inc(&tr->readers[e]);
+		/* Counted before the record is looked up: pairs with rs_tier_commit()'s flip. */
+		smp_mb__after_atomic();
+		/*
+		 * Counted in the epoch now current: a commit that flipped
+		 * before the count may have drained that counter already,
+		 * and the next one would drain the other.
+		 */
+		if ((READ_ONCE(tr->epoch) & 1) == e)
+			return e;
+		rs_tier_read_end(tr, e);
+	}
 }
 
 void rs_tier_read_end(struct rs_tier *tr, unsigned int e)
@@ -314,7 +324,11 @@ void rs_tier_leave(struct rs_tier *tr, u64 stripe, bool offline)
 	tr->recs_used--;
 	rs_tier_set_word(tr, stripe, (w & ~(RS_TSM_REC | RS_TSM_REF | RS_TSM_HIST)) |
 				     (1U << RS_TSM_HIST_SHIFT));
-	rs_tier_r_clear(&tr->t, r);
+	/*
+	 * Empty from now on: the commit writes it as zeros; its copies and
+	 * rows stay for the reads that found it before, until it is released.
+	 */
+	put_unaligned_le64(0, r);
 	rs_tier_dirty(tr, rs_tier_rec_blk(tr, rec));
 	tr->change++;
 	spin_unlock_irqrestore(&tr->lock, flags);
@@ -371,65 +385,75 @@ bool rs_tier_pick_cold(struct rs_tier *tr, u64 *stripe)
 
 /* ---- commit ---- */
 
+/* One table I/O ended (dm-io's callback; interrupt context allowed). */
 static void rs_tier_io_done(unsigned long error, void *context)
 {
 	struct rs_tier_wr *wr = context;
 
-	wr->error = error;
+	if (error)
+		set_bit(wr - wr->tr->wr, &wr->tr->io_failed);
 	if (atomic_dec_and_test(&wr->tr->inflight))
 		complete(&wr->tr->io_done);
 }
 
+/* Start a round of table I/O; rs_tier_io_wait() ends it. */
+static void rs_tier_io_begin(struct rs_tier *tr)
+{
+	atomic_set(&tr->inflight, 1);
+	tr->io_failed = 0;
+	reinit_completion(&tr->io_done);
+}
+
 /*
- * Write (@write: FUA) or read @count blocks at @buf as blocks [@blk, @blk +
- * @count) of table copy @copy on member @m (all members when @m is
- * RS_MAX_DEVS), in service ones only; returns those whose I/O failed.
- * Sleeps.
+ * Submit, in the current round, @opf (with no data and @count 0: an empty
+ * flush) on member @m for @count blocks at @buf as blocks [@blk, @blk +
+ * @count) of table copy @copy; nothing for a member out of service.
  */
-static unsigned long rs_tier_io(struct rs_tier *tr, unsigned int m, unsigned int copy, u32 blk,
-				u32 count, void *buf, bool write)
+static void rs_tier_io_add(struct rs_tier *tr, unsigned int m, blk_opf_t opf, unsigned int copy,
+			   u32 blk, u32 count, void *buf)
 {
 	struct rainssd *rs = tr->rs;
-	unsigned int first = m < RS_MAX_DEVS ? m : 0, last = m < RS_MAX_DEVS ? m : rs->geom.n - 1;
-	blk_opf_t opf = write ? REQ_OP_WRITE | REQ_FUA | REQ_SYNC | REQ_META | REQ_PRIO :
-				REQ_OP_READ | REQ_SYNC | REQ_META;
-	unsigned long failed = 0;
-	unsigned int i;
+	struct dm_io_region where = {
+		.sector = count ? rs_tier_copy_sector(&tr->t, copy, blk) : 0,
+		.count = count * RS_TIER_BLOCK_SECTORS,
+	};
+	struct dm_io_request req = {
+		.bi_opf = opf,
+		.mem.type = DM_IO_VMA,
+		.mem.ptr.vma = buf,
+		.notify.fn = rs_tier_io_done,
+		.notify.context = &tr->wr[m],
+		.client = tr->io,
+	};
 
-	atomic_set(&tr->inflight, 1);
-	reinit_completion(&tr->io_done);
-	for (i = first; i <= last; i++) {
-		struct dm_io_region where = {
-			.sector = rs_tier_copy_sector(&tr->t, copy, blk),
-			.count = count * RS_TIER_BLOCK_SECTORS,
-		};
-		struct dm_io_request req = {
-			.bi_opf = opf,
-			.mem.type = DM_IO_VMA,
-			.mem.ptr.vma = buf,
-			.notify.fn = rs_tier_io_done,
-			.notify.context = &tr->wr[i],
-			.client = tr->io,
-		};
-
-		tr->wr[i].tr = tr;
-		tr->wr[i].error = 0;
-		if (!rs->dev[i] || rs_member_dead(rs, i))
-			continue;
-		where.bdev = rs->dev[i]->bdev;
-		rs_load_own_io(&rs->load, i, where.count);
-		atomic_inc(&tr->inflight);
-		if (WARN_ON_ONCE(dm_io(&req, 1, &where, NULL, IOPRIO_DEFAULT))) {
-			tr->wr[i].error = 1;
-			atomic_dec(&tr->inflight);
-		}
+	tr->wr[m].tr = tr;
+	if (!rs->dev[m] || rs_member_dead(rs, m))
+		return;
+	where.bdev = rs->dev[m]->bdev;
+	if (count)
+		rs_load_own_io(&rs->load, m, where.count);
+	atomic_inc(&tr->inflight);
+	if (WARN_ON_ONCE(dm_io(&req, 1, &where, NULL, IOPRIO_DEFAULT))) {
+		set_bit(m, &tr->io_failed);
+		atomic_dec(&tr->inflight);
 	}
+}
+
+/* Wait for the round; the members whose I/O failed. Sleeps. */
+static unsigned long rs_tier_io_wait(struct rs_tier *tr)
+{
 	if (!atomic_dec_and_test(&tr->inflight))
 		wait_for_completion(&tr->io_done);
-	for (i = first; i <= last; i++)
-		if (tr->wr[i].error)
-			__set_bit(i, &failed);
-	return failed;
+	return READ_ONCE(tr->io_failed);
+}
+
+/* Read @count blocks from @blk of copy @copy on member @m into @buf. Sleeps. */
+static bool rs_tier_read(struct rs_tier *tr, unsigned int m, unsigned int copy, u32 blk,
+			 u32 count, void *buf)
+{
+	rs_tier_io_begin(tr);
+	rs_tier_io_add(tr, m, REQ_OP_READ | REQ_SYNC | REQ_META, copy, blk, count, buf);
+	return !rs_tier_io_wait(tr);
 }
 
 /*
@@ -472,37 +496,59 @@ static void rs_tier_release_flushes(struct rs_tier *tr, struct bio_list *flushes
 }
 
 /*
- * One commit: the blocks dirty now are written, each to its other copy on
- * every live member, and what was given up before it began becomes free
- * once no read that began before it can still use it. Sleeps.
+ * In the commit's copy of block @b: records given up (their stripe field
+ * cleared by rs_tier_leave(), the rest kept for reads still under way) are
+ * zero on disk.
+ */
+static void rs_tier_seal(struct rs_tier *tr, u32 b)
+{
+	u8 *blk = tr->bounce + (size_t)b * RS_TIER_BLOCK;
+	struct rs_tier_blk h = { .block = b, .gen = tr->gen[b] + 1 };
+	unsigned int r;
+	u8 *rec;
+
+	if (b >= 1 + tr->t.wb_blocks) {
+		for (r = 0; r < tr->t.recs_per_block; r++) {
+			rec = blk + RS_TIER_HDR + r * tr->t.rec_size;
+			if (!get_unaligned_le64(rec))
+				memset(rec, 0, tr->t.rec_size);
+		}
+	}
+	memcpy(h.uuid, tr->uuid, sizeof(h.uuid));
+	rs_tier_blk_seal(blk, &h);
+}
+
+/*
+ * One commit. Under the lock: the dirty blocks copied, what was given up so
+ * far set to be released by this commit, the read epoch flipped. Then,
+ * with no lock: every member's cache flushed (the data the new table points
+ * to is on stable media on every member before any member holds the
+ * table), the blocks written, each to its other copy on every live member
+ * with FUA; the readers of the old epoch drained; and only then, under the
+ * lock again, the new generations taken and the slots and records given up
+ * before the commit released. Sleeps.
  */
 static void rs_tier_commit(struct rs_tier *tr)
 {
 	struct rainssd *rs = tr->rs;
 	unsigned long failed, live = 0;
-	struct rs_tier_blk h = {};
 	struct bio_list flushes;
 	unsigned int m, old;
 	bool any, lost = false;
 	LIST_HEAD(ready);
 	u64 want;
-	u32 b;
+	u32 b, rec;
 	struct rs_op *op, *tmp;
 
 	bio_list_init(&flushes);
-	memcpy(h.uuid, tr->uuid, sizeof(h.uuid));
 	spin_lock_irq(&tr->lock);
 	want = tr->change;
 	any = !bitmap_empty(tr->dirty, tr->t.blocks);
 	bitmap_copy(tr->writing, tr->dirty, tr->t.blocks);
 	bitmap_zero(tr->dirty, tr->t.blocks);
-	for_each_set_bit(b, tr->writing, tr->t.blocks) {
+	for_each_set_bit(b, tr->writing, tr->t.blocks)
 		memcpy(tr->bounce + (size_t)b * RS_TIER_BLOCK,
 		       tr->table + (size_t)b * RS_TIER_BLOCK, RS_TIER_BLOCK);
-		h.block = b;
-		h.gen = tr->gen[b] + 1;
-		rs_tier_blk_seal(tr->bounce + (size_t)b * RS_TIER_BLOCK, &h);
-	}
 	/* What was given up so far is released by this commit. */
 	for (m = 0; m < tr->t.n; m++) {
 		bitmap_or(tr->rel[m], tr->rel[m], tr->pend[m], tr->t.slots);
@@ -519,29 +565,40 @@ static void rs_tier_commit(struct rs_tier *tr)
 	smp_mb();
 	spin_unlock_irq(&tr->lock);
 
+	for_each_set_bit(b, tr->writing, tr->t.blocks)
+		rs_tier_seal(tr, b);
 	for (m = 0; m < rs->geom.n; m++)
 		if (rs->dev[m] && !rs_member_dead(rs, m))
 			__set_bit(m, &live);
-	for_each_set_bit(b, tr->writing, tr->t.blocks) {
-		if (tr->mode == RS_TIER_FAIL)
-			break;
-		failed = rs_tier_io(tr, RS_MAX_DEVS, !tr->active[b], b, 1,
-				    tr->bounce + (size_t)b * RS_TIER_BLOCK, true);
+	if (any && tr->mode != RS_TIER_FAIL) {
+		/* Every member's cache before any table block: an empty flush each. */
+		rs_tier_io_begin(tr);
+		for_each_set_bit(m, &live, rs->geom.n)
+			rs_tier_io_add(tr, m, REQ_OP_WRITE | REQ_PREFLUSH | REQ_SYNC, 0, 0, 0,
+				       NULL);
+		failed = rs_tier_io_wait(tr);
+		rs_tier_io_begin(tr);
+		for_each_set_bit(b, tr->writing, tr->t.blocks)
+			for_each_set_bit(m, &live, rs->geom.n)
+				if (!test_bit(m, &failed))
+					rs_tier_io_add(tr, m, REQ_OP_WRITE | REQ_FUA | REQ_SYNC |
+						       REQ_META | REQ_PRIO, !tr->active[b], b, 1,
+						       tr->bounce + (size_t)b * RS_TIER_BLOCK);
+		failed |= rs_tier_io_wait(tr);
 		for_each_set_bit(m, &failed, rs->geom.n)
 			rs_member_failed(rs, m, "tier table write error");
 		/* No live member took it, or too few are left to hold the volume. */
 		if ((failed & live) == live || rs_dead_count(rs) > 1)
 			lost = true;
-	}
-	if (any)
 		atomic64_inc(&tr->commits);
+	}
 	wait_event(tr->drain, !atomic_read(&tr->readers[old]));
 
 	spin_lock_irq(&tr->lock);
 	if (lost) {
 		tr->mode = RS_TIER_FAIL;
 		DMERR_LIMIT("tier table: a commit reached no member; metadata_mode fail");
-	} else {
+	} else if (tr->mode != RS_TIER_FAIL) {
 		for_each_set_bit(b, tr->writing, tr->t.blocks) {
 			tr->active[b] = !tr->active[b];
 			tr->gen[b]++;
@@ -552,6 +609,9 @@ static void rs_tier_commit(struct rs_tier *tr)
 			bitmap_andnot(tr->slot_map[m], tr->slot_map[m], tr->rel[m], tr->t.slots);
 			bitmap_zero(tr->rel[m], tr->t.slots);
 		}
+		/* No read can be on them now: their bytes go too. */
+		for_each_set_bit(rec, tr->rec_rel, tr->t.records)
+			rs_tier_r_clear(&tr->t, rs_tier_rec_bytes(tr, rec));
 		tr->recs_free += bitmap_weight(tr->rec_rel, tr->t.records);
 		bitmap_andnot(tr->rec_map, tr->rec_map, tr->rec_rel, tr->t.records);
 		bitmap_zero(tr->rec_rel, tr->t.records);
@@ -805,7 +865,6 @@ int rs_tier_load(struct rs_tier *tr, bool fresh, bool write, const char **why)
 	unsigned int m, c;
 	bool seen_valid = false, seen_corrupt = false;
 	enum rs_tier_blk_kind kind;
-	unsigned long failed;
 	u8 *buf = NULL;
 	u64 gen;
 	u32 b;
@@ -827,8 +886,7 @@ int rs_tier_load(struct rs_tier *tr, bool fresh, bool write, const char **why)
 			    m == READ_ONCE(rs->rebuild_member))
 				continue;
 			for (c = 0; c < 2; c++) {
-				failed = rs_tier_io(tr, m, c, 0, tr->t.blocks, buf, false);
-				if (failed) {
+				if (!rs_tier_read(tr, m, c, 0, tr->t.blocks, buf)) {
 					/* Passed over at load; failed at the first resume. */
 					if (write)
 						rs_member_failed(rs, m, "tier table read error");
