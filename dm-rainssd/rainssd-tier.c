@@ -103,7 +103,8 @@ int rs_tier_layout(struct rs_tier_layout *t, const struct rs_geom *g, u64 stripe
 		return -E2BIG;
 	t->rec_blocks = rs_div_up32(recs, t->recs_per_block);
 	t->blocks = 1 + t->wb_blocks + t->rec_blocks;
-	table = 2ULL * t->blocks * RS_TIER_BLOCK_SECTORS;
+	t->vec_blocks = DIV_ROUND_UP(t->blocks, RS_TIER_VEC_PER_BLOCK);
+	table = 2ULL * (t->blocks + t->vec_blocks) * RS_TIER_BLOCK_SECTORS;
 	table = round_up(table, g->chunk);
 	if (table >= sectors)
 		return -EINVAL;
@@ -120,6 +121,12 @@ int rs_tier_layout(struct rs_tier_layout *t, const struct rs_geom *g, u64 stripe
 u64 rs_tier_copy_sector(const struct rs_tier_layout *t, unsigned int copy, u32 block)
 {
 	return t->start + ((u64)copy * t->blocks + block) * RS_TIER_BLOCK_SECTORS;
+}
+
+/* Member sector of commit record slot @slot (0 or 1), after the table's two copies. */
+u64 rs_tier_vec_sector(const struct rs_tier_layout *t, unsigned int slot)
+{
+	return t->start + (2ULL * t->blocks + (u64)slot * t->vec_blocks) * RS_TIER_BLOCK_SECTORS;
 }
 
 u64 rs_tier_slot_sector(const struct rs_tier_layout *t, u32 slot)
@@ -310,7 +317,8 @@ enum rs_tier_blk_kind rs_tier_blk_check(const void *block, const u8 *uuid, u32 w
 /*
  * Block 0's payload: the layout (le64 start, le64 sectors, le32 chunk, le32
  * members, le32 rows, le32 record size, le32 written-bitmap blocks, le32
- * record blocks, le32 slots, le32 records), zeros after.
+ * record blocks, le32 slots, le32 records, le32 commit-record blocks),
+ * zeros after.
  */
 void rs_tier_hdr_encode(const struct rs_tier_layout *t, void *block)
 {
@@ -327,6 +335,7 @@ void rs_tier_hdr_encode(const struct rs_tier_layout *t, void *block)
 	put_unaligned_le32(t->rec_blocks, p + 36);
 	put_unaligned_le32(t->slots, p + 40);
 	put_unaligned_le32(t->records, p + 44);
+	put_unaligned_le32(t->vec_blocks, p + 48);
 }
 
 bool rs_tier_hdr_matches(const struct rs_tier_layout *t, const void *block)
@@ -339,7 +348,8 @@ bool rs_tier_hdr_matches(const struct rs_tier_layout *t, const void *block)
 	       get_unaligned_le32(p + 32) == t->wb_blocks &&
 	       get_unaligned_le32(p + 36) == t->rec_blocks &&
 	       get_unaligned_le32(p + 40) == t->slots && get_unaligned_le32(p + 44) == t->records &&
-	       !memchr_inv(p + 48, 0, RS_TIER_BLOCK - RS_TIER_HDR - 48);
+	       get_unaligned_le32(p + 48) == t->vec_blocks &&
+	       !memchr_inv(p + 52, 0, RS_TIER_BLOCK - RS_TIER_HDR - 52);
 }
 
 /* ---- mirror placement ---- */

@@ -73,14 +73,19 @@ const char *rs_place_name(enum rs_place p);
 
 /*
  * The tier area is the last tier_sectors of every member's usable space:
- * two copies of the mapping table (blocks of RS_TIER_BLOCK bytes), then
- * chunk slots. Block 0 of a copy is the table's header; then the blocks of
- * the written-stripe bitmap; then the record blocks.
+ * two copies of the mapping table (blocks of RS_TIER_BLOCK bytes), then two
+ * slots of its commit record, then chunk slots. Block 0 of a copy is the
+ * table's header; then the blocks of the written-stripe bitmap; then the
+ * record blocks. A commit record is vec_blocks blocks numbered from
+ * blocks + slot * vec_blocks: the generation (le64) every table block has
+ * after that commit, in block order, RS_TIER_VEC_PER_BLOCK per block; its
+ * blocks' generation field is the commit's sequence number.
  */
 #define RS_TIER_BLOCK		4096U
 #define RS_TIER_BLOCK_SECTORS	(RS_TIER_BLOCK >> 9)
 #define RS_TIER_HDR		64U	/* every block's header */
 #define RS_TIER_MAGIC		0x3152544453534e52ULL	/* "RNSSDTR1" */
+#define RS_TIER_VEC_PER_BLOCK	((RS_TIER_BLOCK - RS_TIER_HDR) / 8)
 #define RS_TIER_FORMAT		1U
 
 struct rs_tier_layout {
@@ -95,6 +100,7 @@ struct rs_tier_layout {
 	u32 wb_blocks;		/* blocks of the written-stripe bitmap */
 	u32 rec_blocks;		/* blocks of records */
 	u32 blocks;		/* blocks of one copy: 1 + wb_blocks + rec_blocks */
+	u32 vec_blocks;		/* blocks of one commit record */
 	u64 slots_start;	/* member sector of chunk slot 0 */
 	u32 slots;		/* chunk slots per member */
 	u32 records;		/* stripes the tier can hold */
@@ -103,6 +109,7 @@ struct rs_tier_layout {
 int rs_tier_layout(struct rs_tier_layout *t, const struct rs_geom *g, u64 stripes,
 		   u64 start, u64 sectors);
 u64 rs_tier_copy_sector(const struct rs_tier_layout *t, unsigned int copy, u32 block);
+u64 rs_tier_vec_sector(const struct rs_tier_layout *t, unsigned int slot);
 u64 rs_tier_slot_sector(const struct rs_tier_layout *t, u32 slot);
 u32 rs_tier_rec_block(const struct rs_tier_layout *t, u32 rec);
 unsigned int rs_tier_rec_offset(const struct rs_tier_layout *t, u32 rec);

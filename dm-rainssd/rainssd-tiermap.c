@@ -63,6 +63,7 @@ struct rs_tier {
 	u32 rec_hint;
 	u32 clock;			/* the offline migration's hand */
 	u64 seq;			/* the next record's */
+	u64 cseq;			/* the last completed commit's sequence number */
 	u64 change, committed;		/* mapping changes made, and committed */
 	bool pending_any;		/* something waits in pend/rec_pend */
 	struct list_head waiters;	/* operations waiting for a commit */
@@ -81,6 +82,7 @@ struct rs_tier {
 	bool running;
 	struct dm_io_client *io;
 	u8 *bounce;			/* the blocks of the commit in progress */
+	u8 *vec;			/* its commit record */
 	unsigned long *writing;
 	atomic_t inflight;
 	unsigned long io_failed;	/* members whose I/O of the round failed */
@@ -495,6 +497,36 @@ static void rs_tier_release_flushes(struct rs_tier *tr, struct bio_list *flushes
 	}
 }
 
+/* The first block number (and, from the table's start, block) of commit record @cseq's slot. */
+static u32 rs_tier_vec_block(struct rs_tier *tr, u64 cseq)
+{
+	return 2 * tr->t.blocks + (cseq % 2) * tr->t.vec_blocks;
+}
+
+/*
+ * Commit record @cseq into tr->vec: the generation every table block will
+ * have once this commit's blocks (tr->writing) are on disk, its blocks
+ * numbered blocks + slot * vec_blocks + j, their generation @cseq.
+ */
+static void rs_tier_vec_seal(struct rs_tier *tr, u64 cseq)
+{
+	struct rs_tier_blk h = { .gen = cseq };
+	u32 b, j;
+	u8 *blk;
+
+	memset(tr->vec, 0, (size_t)tr->t.vec_blocks * RS_TIER_BLOCK);
+	for (b = 0; b < tr->t.blocks; b++) {
+		blk = tr->vec + (size_t)(b / RS_TIER_VEC_PER_BLOCK) * RS_TIER_BLOCK;
+		put_unaligned_le64(tr->gen[b] + test_bit(b, tr->writing),
+				   blk + RS_TIER_HDR + (b % RS_TIER_VEC_PER_BLOCK) * 8);
+	}
+	memcpy(h.uuid, tr->uuid, sizeof(h.uuid));
+	for (j = 0; j < tr->t.vec_blocks; j++) {
+		h.block = tr->t.blocks + (cseq % 2) * tr->t.vec_blocks + j;
+		rs_tier_blk_seal(tr->vec + (size_t)j * RS_TIER_BLOCK, &h);
+	}
+}
+
 /*
  * In the commit's copy of block @b: records given up (their stripe field
  * cleared by rs_tier_leave(), the rest kept for reads still under way) are
@@ -585,6 +617,19 @@ static void rs_tier_commit(struct rs_tier *tr)
 						       REQ_META | REQ_PRIO, !tr->active[b], b, 1,
 						       tr->bounce + (size_t)b * RS_TIER_BLOCK);
 		failed |= rs_tier_io_wait(tr);
+		/*
+		 * Then the commit record: every block's generation now. Until
+		 * it is on disk a cut leaves the table as the last commit had
+		 * it (the blocks of this one are passed over at load).
+		 */
+		rs_tier_vec_seal(tr, tr->cseq + 1);
+		rs_tier_io_begin(tr);
+		for_each_set_bit(m, &live, rs->geom.n)
+			if (!test_bit(m, &failed))
+				rs_tier_io_add(tr, m, REQ_OP_WRITE | REQ_FUA | REQ_SYNC | REQ_META |
+					       REQ_PRIO, 0, rs_tier_vec_block(tr, tr->cseq + 1),
+					       tr->t.vec_blocks, tr->vec);
+		failed |= rs_tier_io_wait(tr);
 		for_each_set_bit(m, &failed, rs->geom.n)
 			rs_member_failed(rs, m, "tier table write error");
 		/* No live member took it, or too few are left to hold the volume. */
@@ -603,6 +648,8 @@ static void rs_tier_commit(struct rs_tier *tr)
 			tr->active[b] = !tr->active[b];
 			tr->gen[b]++;
 		}
+		if (any)
+			tr->cseq++;
 		tr->committed = max(tr->committed, want);
 		for (m = 0; m < tr->t.n; m++) {
 			tr->free[m] += bitmap_weight(tr->rel[m], tr->t.slots);
@@ -821,6 +868,69 @@ static int rs_tier_index(struct rs_tier *tr, const char **why)
 	return 0;
 }
 
+/* Whether member @m's copy of the table may be read (in service, not being rebuilt). */
+static bool rs_tier_member_readable(struct rs_tier *tr, unsigned int m)
+{
+	struct rainssd *rs = tr->rs;
+
+	return rs->dev[m] && !rs_member_dead(rs, m) && m != READ_ONCE(rs->rebuild_member);
+}
+
+/*
+ * The newest commit record any member holds whole (both slots of every
+ * readable member; all its blocks valid, of one sequence number): its
+ * generations in tr->gen, its sequence number in tr->cseq. -ENOENT when
+ * there is none (*@seen_valid: a valid block of one was seen). Sleeps.
+ */
+static int rs_tier_load_vec(struct rs_tier *tr, bool write, bool *seen_valid)
+{
+	size_t bytes = (size_t)tr->t.vec_blocks * RS_TIER_BLOCK;
+	unsigned int m, slot;
+	bool found = false;
+	u64 cseq, g;
+	u32 j, b;
+	u8 *buf;
+
+	*seen_valid = false;
+	buf = vmalloc(bytes);
+	if (!buf)
+		return -ENOMEM;
+	for (m = 0; m < tr->t.n; m++) {
+		if (!rs_tier_member_readable(tr, m))
+			continue;
+		for (slot = 0; slot < 2; slot++) {
+			if (!rs_tier_read(tr, m, 0, 2 * tr->t.blocks + slot * tr->t.vec_blocks,
+					  tr->t.vec_blocks, buf)) {
+				if (write)
+					rs_member_failed(tr->rs, m, "tier table read error");
+				break;
+			}
+			cseq = 0;
+			for (j = 0; j < tr->t.vec_blocks; j++) {
+				if (rs_tier_blk_check(buf + (size_t)j * RS_TIER_BLOCK, tr->uuid,
+						      tr->t.blocks + slot * tr->t.vec_blocks + j,
+						      &g) != RS_TIER_BLK_VALID ||
+				    (j && g != cseq) || g % 2 != slot) {
+					cseq = 0;
+					break;
+				}
+				*seen_valid = true;
+				cseq = g;
+			}
+			if (!cseq || (found && cseq <= tr->cseq))
+				continue;
+			found = true;
+			tr->cseq = cseq;
+			for (b = 0; b < tr->t.blocks; b++)
+				tr->gen[b] = get_unaligned_le64(buf +
+					(size_t)(b / RS_TIER_VEC_PER_BLOCK) * RS_TIER_BLOCK +
+					RS_TIER_HDR + (b % RS_TIER_VEC_PER_BLOCK) * 8);
+		}
+	}
+	vfree(buf);
+	return found ? 0 : -ENOENT;
+}
+
 /* Forget everything loaded before (the table is read at load and again at the first resume). */
 static void rs_tier_reset(struct rs_tier *tr)
 {
@@ -842,6 +952,7 @@ static void rs_tier_reset(struct rs_tier *tr)
 		tr->hint[m] = 0;
 	}
 	tr->recs_used = 0;
+	tr->cseq = 0;
 	tr->recs_free = tr->t.records;
 	tr->rec_hint = 0;
 	tr->clock = 0;
@@ -881,9 +992,17 @@ int rs_tier_load(struct rs_tier *tr, bool fresh, bool write, const char **why)
 			r = -ENOMEM;
 			goto out;
 		}
+		r = rs_tier_load_vec(tr, write, &seen_valid);
+		if (r) {
+			bitmap_free(have);
+			*why = r == -ENOMEM ? NULL : seen_valid ?
+			       "tier table: no commit record any member holds whole (corrupt)" :
+			       "tier table missing (the superblocks say the volume has one)";
+			goto out;
+		}
+		/* Each block as that record has it: a later copy is a commit cut short. */
 		for (m = 0; m < rs->geom.n; m++) {
-			if (!rs->dev[m] || rs_member_dead(rs, m) ||
-			    m == READ_ONCE(rs->rebuild_member))
+			if (!rs_tier_member_readable(tr, m))
 				continue;
 			for (c = 0; c < 2; c++) {
 				if (!rs_tier_read(tr, m, c, 0, tr->t.blocks, buf)) {
@@ -897,13 +1016,10 @@ int rs_tier_load(struct rs_tier *tr, bool fresh, bool write, const char **why)
 								 tr->uuid, b, &gen);
 					if (kind == RS_TIER_BLK_CORRUPT)
 						seen_corrupt = true;
-					if (kind != RS_TIER_BLK_VALID)
-						continue;
-					seen_valid = true;
-					if (test_bit(b, have) && gen <= tr->gen[b])
+					if (kind != RS_TIER_BLK_VALID || gen != tr->gen[b] ||
+					    test_bit(b, have))
 						continue;
 					__set_bit(b, have);
-					tr->gen[b] = gen;
 					tr->active[b] = c;
 					memcpy(tr->table + (size_t)b * RS_TIER_BLOCK,
 					       buf + (size_t)b * RS_TIER_BLOCK, RS_TIER_BLOCK);
@@ -913,9 +1029,9 @@ int rs_tier_load(struct rs_tier *tr, bool fresh, bool write, const char **why)
 		b = find_first_zero_bit(have, tr->t.blocks);
 		bitmap_free(have);
 		if (b < tr->t.blocks) {
-			*why = seen_valid || seen_corrupt ?
-			       "tier table: a block no member holds whole (corrupt)" :
-			       "tier table missing (the superblocks say the volume has one)";
+			DMERR("tier table: block %u, generation %llu (commit %llu), on no member",
+			      b, tr->gen[b], tr->cseq);
+			*why = "tier table: a block no member holds whole (corrupt)";
 			r = -EINVAL;
 			goto out;
 		}
@@ -982,6 +1098,7 @@ int rs_tier_create(struct rainssd *rs, const struct rs_tier_layout *t, const u8 
 	INIT_DELAYED_WORK(&tr->periodic, rs_tier_periodic);
 	tr->table = vzalloc(bytes);
 	tr->bounce = vzalloc(bytes);
+	tr->vec = vzalloc((size_t)t->vec_blocks * RS_TIER_BLOCK);
 	tr->gen = kvcalloc(t->blocks, sizeof(*tr->gen), GFP_KERNEL);
 	tr->active = kvzalloc(t->blocks, GFP_KERNEL);
 	tr->dirty = bitmap_zalloc(t->blocks, GFP_KERNEL);
@@ -990,8 +1107,8 @@ int rs_tier_create(struct rainssd *rs, const struct rs_tier_layout *t, const u8 
 	tr->rec_map = bitmap_zalloc(t->records, GFP_KERNEL);
 	tr->rec_pend = bitmap_zalloc(t->records, GFP_KERNEL);
 	tr->rec_rel = bitmap_zalloc(t->records, GFP_KERNEL);
-	if (!tr->table || !tr->bounce || !tr->gen || !tr->active || !tr->dirty || !tr->writing ||
-	    !tr->smap || !tr->rec_map || !tr->rec_pend || !tr->rec_rel)
+	if (!tr->table || !tr->bounce || !tr->vec || !tr->gen || !tr->active || !tr->dirty ||
+	    !tr->writing || !tr->smap || !tr->rec_map || !tr->rec_pend || !tr->rec_rel)
 		goto bad;
 	for (m = 0; m < t->n; m++) {
 		tr->slot_map[m] = bitmap_zalloc(t->slots, GFP_KERNEL);
@@ -1044,6 +1161,7 @@ void rs_tier_destroy(struct rs_tier *tr)
 	bitmap_free(tr->dirty);
 	kvfree(tr->active);
 	kvfree(tr->gen);
+	vfree(tr->vec);
 	vfree(tr->bounce);
 	vfree(tr->table);
 	kfree(tr);

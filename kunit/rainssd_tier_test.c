@@ -133,7 +133,10 @@ static void rs_tier_layout_sizes(struct kunit *test)
 	/* 4096 slots of 64 KiB would hold 2730 stripes: 44 blocks, then block 0 and the bitmap. */
 	KUNIT_EXPECT_EQ(test, t.rec_blocks, 44U);
 	KUNIT_EXPECT_EQ(test, t.blocks, 46U);
-	/* Two copies of 46 blocks: 736 sectors, rounded to 768 (6 chunks). */
+	/* The commit record: 46 generations fit one block. */
+	KUNIT_EXPECT_EQ(test, t.vec_blocks, 1U);
+	KUNIT_EXPECT_EQ(test, rs_tier_vec_sector(&t, 1), start + (2 * 46 + 1) * 8);
+	/* Two copies of 46 blocks and two records: 752 sectors, rounded to 768 (6 chunks). */
 	KUNIT_EXPECT_EQ(test, t.slots_start, start + 768);
 	KUNIT_EXPECT_EQ(test, t.slots, 4090U);
 	KUNIT_EXPECT_EQ(test, t.records, 4090U * 4 / 6);
