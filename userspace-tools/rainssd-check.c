@@ -13,8 +13,9 @@
  * The members' superblocks (dm-rainssd/rainssd-sb.h), when they have them,
  * give the geometry and the volume's size; format 2 adds the RAID1 tier
  * (dm-rainssd/rainssd-tier.[ch], rainssd-tiermap.c): its mapping table is
- * read as the module reads it (every block from both table copies on every
- * member, the valid copy with the newest generation), its records checked,
+ * read as the module reads it (the newest commit record any member holds
+ * whole gives every block's generation; each block from a valid copy of that
+ * generation in either table copy on any member), its records checked,
  * and the two copies of every row a record says is in the tier compared.
  * A stripe in the tier leaves its home as it was, so the homes' parity is
  * checked as without a tier.
@@ -66,6 +67,7 @@ enum { MS_NONE, MS_IN_SYNC, MS_FAILED, MS_REBUILDING, NR_MSTATES };
 #define TIER_MAGIC		0x3152544453534e52ULL	/* "RNSSDTR1" */
 #define TIER_FORMAT		1U
 #define TIER_MAX_RECORDS	(1U << 24)
+#define TIER_VEC_PER_BLOCK	((TIER_BLOCK - TIER_HDR) / 8)	/* generations per commit record block */
 
 struct sb {
 	unsigned char uuid[16];
@@ -89,7 +91,7 @@ struct member {
 struct tier_layout {
 	uint64_t start, sectors;
 	unsigned int n, chunk, rows, pbytes, ksize, rec_size, recs_per_block;
-	uint32_t wb_blocks, rec_blocks, blocks, slots, records;
+	uint32_t wb_blocks, rec_blocks, blocks, vec_blocks, slots, records;
 	uint64_t slots_start;
 };
 
@@ -105,7 +107,10 @@ struct tier {
 	uint32_t *other;		/* per record: the record it clashes with, or UINT32_MAX */
 	uint32_t used, bad;
 	uint64_t written;		/* stripes the written-stripe bitmap marks */
+	uint64_t cseq;			/* the commit record's sequence number */
 	unsigned int corrupt_copies;	/* block copies passed over */
+	unsigned int torn_copies;	/* valid block copies newer than the commit record */
+	unsigned int damaged_vecs;	/* commit record copies neither whole nor blank */
 };
 
 /* A chunk of a stripe in the tier whose two copies differ. */
@@ -505,7 +510,9 @@ static int tier_layout(struct tier_layout *t, unsigned int n, unsigned int chunk
 		return -2;
 	t->rec_blocks = div_up32(recs, t->recs_per_block);
 	t->blocks = 1 + t->wb_blocks + t->rec_blocks;
-	table = 2ULL * t->blocks * TIER_BLOCK_SECTORS;
+	/* The table's two copies, then the two slots of its commit record. */
+	t->vec_blocks = div_up32(t->blocks, TIER_VEC_PER_BLOCK);
+	table = 2ULL * ((uint64_t)t->blocks + t->vec_blocks) * TIER_BLOCK_SECTORS;
 	table = (table + chunk - 1) / chunk * chunk;
 	if (table >= sectors)
 		return -1;
@@ -523,6 +530,12 @@ static int tier_layout(struct tier_layout *t, unsigned int n, unsigned int chunk
 static uint64_t tier_copy_sector(const struct tier_layout *t, unsigned int copy, uint32_t block)
 {
 	return t->start + ((uint64_t)copy * t->blocks + block) * TIER_BLOCK_SECTORS;
+}
+
+/* rs_tier_vec_sector(): commit record slot @slot (0 or 1), after the table's two copies. */
+static uint64_t tier_vec_sector(const struct tier_layout *t, unsigned int slot)
+{
+	return t->start + (2ULL * t->blocks + (uint64_t)slot * t->vec_blocks) * TIER_BLOCK_SECTORS;
 }
 
 static uint64_t tier_slot_sector(const struct tier_layout *t, uint32_t slot)
@@ -608,7 +621,7 @@ static enum sb_kind tier_blk_check(const unsigned char *b, const unsigned char *
 	return SB_VALID;
 }
 
-/* rs_tier_hdr_matches(): block 0 is for layout @t. */
+/* rs_tier_hdr_matches(): block 0 is for layout @t (its last field vec_blocks, zeros after). */
 static int tier_hdr_matches(const struct tier_layout *t, const unsigned char *block)
 {
 	const unsigned char *p = block + TIER_HDR;
@@ -618,7 +631,8 @@ static int tier_hdr_matches(const struct tier_layout *t, const unsigned char *bl
 	       get_le32(p + 24) == t->rows && get_le32(p + 28) == t->rec_size &&
 	       get_le32(p + 32) == t->wb_blocks && get_le32(p + 36) == t->rec_blocks &&
 	       get_le32(p + 40) == t->slots && get_le32(p + 44) == t->records &&
-	       all_zero(p + 48, TIER_BLOCK - TIER_HDR - 48);
+	       get_le32(p + 48) == t->vec_blocks &&
+	       all_zero(p + 52, TIER_BLOCK - TIER_HDR - 52);
 }
 
 static void tier_bad(struct tier *tr, uint32_t rec, const char *why, uint32_t other)
@@ -743,18 +757,88 @@ out:
 }
 
 /*
- * Read the tier's mapping table as rs_tier_load() does: each block from
- * both table copies on every member, the valid copy with the newest
- * generation wins. -1 (exit 2, with a message) when the superblocks' tier
- * cannot be laid out, a member is too small, a block has no valid copy or
- * block 0 is for another layout. Bad records are marked, not refused.
+ * The commit record, as rs_tier_load_vec() finds it: of both slots of every
+ * member, the newest (highest sequence number) copy that is whole (all its
+ * vec_blocks blocks valid, numbered blocks + slot * vec_blocks + j, of one
+ * sequence number whose parity is the slot's); the first member's on a tie.
+ * Its generation of every table block in @gen, its sequence number in
+ * tr->cseq. 1 found, 0 none (*@seen: a block of one that is not blank was
+ * seen), -1 on an I/O error.
+ */
+static int tier_load_vec(struct tier *tr, struct member *m, int n, uint64_t *gen, int *seen)
+{
+	const struct tier_layout *t = &tr->t;
+	size_t bytes = (size_t)t->vec_blocks * TIER_BLOCK;
+	unsigned char *buf;
+	unsigned int slot, nvalid, nblank;
+	uint64_t cseq, g;
+	enum sb_kind kind;
+	int i, found = 0, r = -1, same;
+	uint32_t j, b;
+
+	*seen = 0;
+	buf = alloc_aligned(bytes);
+	if (!buf)
+		return -1;
+	for (i = 0; i < n; i++) {
+		for (slot = 0; slot < 2; slot++) {
+			if (read_full(&m[i], buf, bytes, tier_vec_sector(t, slot) * SECTOR))
+				goto out;
+			cseq = 0;
+			nvalid = nblank = 0;
+			same = 1;
+			for (j = 0; j < t->vec_blocks; j++) {
+				kind = tier_blk_check(buf + (size_t)j * TIER_BLOCK, tr->uuid,
+						      t->blocks + slot * t->vec_blocks + j, &g);
+				if (kind == SB_BLANK) {
+					nblank++;
+					continue;
+				}
+				*seen = 1;
+				if (kind != SB_VALID)
+					continue;
+				if (nvalid++ && g != cseq)
+					same = 0;
+				cseq = g;
+			}
+			if (nblank == t->vec_blocks)
+				continue;
+			if (nvalid != t->vec_blocks || !same || !cseq || cseq % 2 != slot) {
+				tr->damaged_vecs++;
+				continue;
+			}
+			if (found && cseq <= tr->cseq)
+				continue;
+			found = 1;
+			tr->cseq = cseq;
+			for (b = 0; b < t->blocks; b++)
+				gen[b] = get_le64(buf + (size_t)(b / TIER_VEC_PER_BLOCK) * TIER_BLOCK +
+						  TIER_HDR + (b % TIER_VEC_PER_BLOCK) * 8);
+		}
+	}
+	r = found;
+out:
+	free(buf);
+	return r;
+}
+
+/*
+ * Read the tier's mapping table as rs_tier_load() does: the newest commit
+ * record any member holds whole gives every block's generation; each block
+ * is then taken from the first valid copy of that generation (both table
+ * copies on every member). A copy with a newer generation is a commit cut
+ * short (its record never written) and is passed over, as is an older one.
+ * -1 (exit 2, with a message) when the superblocks' tier cannot be laid out,
+ * a member is too small, no commit record is whole, a block has no valid
+ * copy of the record's generation or block 0 is for another layout. Bad
+ * records are marked, not refused.
  */
 static int tier_load(struct tier *tr, struct member *m, int n, const struct sb *ref)
 {
 	struct tier_layout *t = &tr->t;
 	unsigned char *buf = NULL, *have = NULL;
-	uint64_t *gen = NULL, g;
-	int i, c, seen_valid = 0, seen_corrupt = 0, r = -1;
+	uint64_t *gen = NULL, *older = NULL, *newer = NULL, g;
+	int i, c, found, seen = 0, r = -1;
 	size_t bytes;
 	enum sb_kind kind;
 	uint32_t b;
@@ -783,14 +867,20 @@ static int tier_load(struct tier *tr, struct member *m, int n, const struct sb *
 	buf = alloc_aligned(bytes);
 	tr->table = calloc(t->blocks, TIER_BLOCK);
 	gen = calloc(t->blocks, sizeof(*gen));
+	older = calloc(t->blocks, sizeof(*older));
+	newer = calloc(t->blocks, sizeof(*newer));
 	have = calloc(t->blocks, 1);
 	tr->state = calloc(t->records, 1);
 	tr->why = calloc(t->records, sizeof(*tr->why));
 	tr->other = calloc(t->records, sizeof(*tr->other));
-	if (!buf || !tr->table || !gen || !have || !tr->state || !tr->why || !tr->other) {
+	if (!buf || !tr->table || !gen || !older || !newer || !have || !tr->state || !tr->why ||
+	    !tr->other) {
 		fprintf(stderr, "rainssd-check: out of memory\n");
 		goto out;
 	}
+	found = tier_load_vec(tr, m, n, gen, &seen);
+	if (found < 0)
+		goto out;
 	for (i = 0; i < n; i++) {
 		for (c = 0; c < 2; c++) {
 			if (read_full(&m[i], buf, bytes, tier_copy_sector(t, c, 0) * SECTOR))
@@ -798,29 +888,50 @@ static int tier_load(struct tier *tr, struct member *m, int n, const struct sb *
 			for (b = 0; b < t->blocks; b++) {
 				kind = tier_blk_check(buf + (size_t)b * TIER_BLOCK, tr->uuid, b,
 						      &g);
-				if (kind == SB_CORRUPT) {
-					seen_corrupt = 1;
+				if (kind != SB_BLANK)
+					seen = 1;
+				if (kind == SB_CORRUPT)
 					tr->corrupt_copies++;
-				}
-				if (kind != SB_VALID)
+				if (kind != SB_VALID || !found)
 					continue;
-				seen_valid = 1;
-				if (have[b] && g <= gen[b])
+				if (g > gen[b]) {
+					/* Written by a commit whose record is not on disk. */
+					tr->torn_copies++;
+					if (!newer[b] || g < newer[b])
+						newer[b] = g;
+					continue;
+				}
+				if (g < gen[b]) {
+					if (g > older[b])
+						older[b] = g;
+					continue;
+				}
+				if (have[b])
 					continue;
 				have[b] = 1;
-				gen[b] = g;
 				memcpy(tr->table + (size_t)b * TIER_BLOCK,
 				       buf + (size_t)b * TIER_BLOCK, TIER_BLOCK);
 			}
 		}
 	}
+	if (!found) {
+		if (seen)
+			fprintf(stderr, "rainssd-check: tier table: no commit record any member holds whole (corrupt)\n");
+		else
+			fprintf(stderr, "rainssd-check: tier table missing (the superblocks say the volume has one)\n");
+		goto out;
+	}
 	for (b = 0; b < t->blocks; b++)
 		if (!have[b]) {
-			if (seen_valid || seen_corrupt)
-				fprintf(stderr, "rainssd-check: tier table: no member holds block %u whole (corrupt)\n",
-					b);
-			else
-				fprintf(stderr, "rainssd-check: tier table missing (the superblocks say the volume has one)\n");
+			fprintf(stderr, "rainssd-check: tier table: no member holds block %u whole at generation %"
+				PRIu64 " (commit %" PRIu64 "): corrupt", b, gen[b], tr->cseq);
+			if (older[b])
+				fprintf(stderr, "; the newest older copy has generation %" PRIu64,
+					older[b]);
+			if (newer[b])
+				fprintf(stderr, "; a copy of generation %" PRIu64
+					" is of a commit cut short", newer[b]);
+			fprintf(stderr, "\n");
 			goto out;
 		}
 	if (!tier_hdr_matches(t, tr->table)) {
@@ -831,6 +942,8 @@ static int tier_load(struct tier *tr, struct member *m, int n, const struct sb *
 out:
 	free(buf);
 	free(gen);
+	free(older);
+	free(newer);
 	free(have);
 	return r;
 }
@@ -892,17 +1005,22 @@ static void tier_dump(const struct tier *tr, int json)
 	if (json)
 		printf("{\"tier\": {\"start\": %" PRIu64 ", \"sectors\": %" PRIu64
 		       ", \"chunk_sectors\": %u, \"members\": %u, \"rows\": %u, \"blocks\": %u"
+		       ", \"vec_blocks\": %u, \"commit\": %" PRIu64
 		       ", \"slots_start\": %" PRIu64 ", \"slots\": %u, \"capacity\": %u"
 		       ", \"stripes\": %u, \"written_stripes\": %" PRIu64 ", \"bad_records\": %u}"
 		       ", \"records\": [",
-		       t->start, t->sectors, t->chunk, t->n, t->rows, t->blocks, t->slots_start,
-		       t->slots, t->records, tr->used, tr->written, tr->bad);
+		       t->start, t->sectors, t->chunk, t->n, t->rows, t->blocks, t->vec_blocks,
+		       tr->cseq, t->slots_start, t->slots, t->records, tr->used, tr->written,
+		       tr->bad);
 	else
 		printf("tier: member sectors %" PRIu64 "-%" PRIu64 ", table %u blocks (2 copies)"
-		       ", %u chunk slots per member from sector %" PRIu64 ", %u rows per chunk\n"
-		       "tier: %u of %u stripes in it, %" PRIu64 " stripes written, %u bad records\n",
-		       t->start, t->start + t->sectors - 1, t->blocks, t->slots, t->slots_start,
-		       t->rows, tr->used, t->records, tr->written, tr->bad);
+		       ", commit record %u blocks (2 slots), %u chunk slots per member from sector %"
+		       PRIu64 ", %u rows per chunk\n"
+		       "tier: commit %" PRIu64 ": %u of %u stripes in it, %" PRIu64
+		       " stripes written, %u bad records\n",
+		       t->start, t->start + t->sectors - 1, t->blocks, t->vec_blocks, t->slots,
+		       t->slots_start, t->rows, tr->cseq, tr->used, t->records, tr->written,
+		       tr->bad);
 	for (rec = 0; rec < t->records; rec++) {
 		r = tier_rec(tr, rec);
 		if (tr->state[rec] == REC_EMPTY)
@@ -1070,11 +1188,11 @@ static void tier_json(const struct tier *tr, const struct tier_result *res)
 	size_t i;
 	int first = 1;
 
-	printf("{\"stripes\": %u, \"capacity\": %u, \"stripes_checked\": %" PRIu64
-	       ", \"written_stripes\": %" PRIu64 ", \"mismatched_sectors\": %" PRIu64
+	printf("{\"commit\": %" PRIu64 ", \"stripes\": %u, \"capacity\": %u, \"stripes_checked\": %"
+	       PRIu64 ", \"written_stripes\": %" PRIu64 ", \"mismatched_sectors\": %" PRIu64
 	       ", \"mismatched_chunks\": %" PRIu64 ", \"bad_records\": %u, \"mismatch_list\": [",
-	       tr->used, tr->t.records, res->stripes, tr->written, res->sectors, res->chunks,
-	       tr->bad);
+	       tr->cseq, tr->used, tr->t.records, res->stripes, tr->written, res->sectors,
+	       res->chunks, tr->bad);
 	for (i = 0; i < res->nlisted; i++) {
 		x = &res->list[i];
 		fmt_rows(text, x->rows, tr->t.rows);
@@ -1278,6 +1396,15 @@ int main(int argc, char **argv)
 	if (check_tier) {
 		if (tier_load(&tr, m, n, ref))
 			return 2;
+		if (tr.corrupt_copies)
+			fprintf(stderr, "rainssd-check: tier table: %u corrupt block copies passed over (another is whole)\n",
+				tr.corrupt_copies);
+		if (tr.torn_copies)
+			fprintf(stderr, "rainssd-check: tier table: %u block copies newer than commit %"
+				PRIu64 " passed over (a commit cut short)\n", tr.torn_copies, tr.cseq);
+		if (tr.damaged_vecs)
+			fprintf(stderr, "rainssd-check: tier table: %u commit record copies neither whole nor blank passed over\n",
+				tr.damaged_vecs);
 		if (dump) {
 			tier_dump(&tr, json);
 			return tr.bad ? 1 : 0;
@@ -1293,9 +1420,6 @@ int main(int argc, char **argv)
 				if (tr.state[s] == REC_BAD)
 					print_bad_record(&tr, s);
 		}
-		if (tr.corrupt_copies)
-			fprintf(stderr, "rainssd-check: tier table: %u corrupt block copies passed over (another is whole)\n",
-				tr.corrupt_copies);
 	}
 
 	for (i = 0; i < (size_t)n; i++) {
@@ -1379,8 +1503,8 @@ int main(int argc, char **argv)
 	} else {
 		if (check_tier)
 			printf("checked the tier: %" PRIu64 " stripes (capacity %u), %" PRIu64
-			       " mismatched sectors, %u bad records\n",
-			       tres.stripes, tr.t.records, tres.sectors, tr.bad);
+			       " mismatched sectors, %u bad records (table at commit %" PRIu64 ")\n",
+			       tres.stripes, tr.t.records, tres.sectors, tr.bad, tr.cseq);
 		printf("checked %" PRIu64 " stripes, %" PRIu64 " bad\n", stripes, bad);
 	}
 	ret = bad ? 1 : 0;

@@ -98,16 +98,23 @@ expect "last byte of the last stripe is checked" 1 "$CHECK" --data-offset 0 2048
 # formats: superblocks (format 2, or 1 for "v1", none for "nosb"), homes with
 # their parity (left-symmetric), and the tier: its layout, both table copies
 # on every member (each block's two copies with different generations; the
-# older copy of the record block claims a row whose copies differ), the
+# older copy of the record block claims a row whose copies differ), the two
+# commit records (slot 1: commit 9, every block's newer generation; slot 0:
+# commit 8, the one before, when the record block had the older), the
 # written-stripe bitmap, two stripes in the tier with some rows present
 # (identical in both copies; every other row of a slot differs), and a
 # superseded older record of one of them (its rows differ). A variant with
-# a bad record or header damages it. $TMP/model.json says where things are.
+# a bad record or header damages it; "torn" leaves a commit cut short (copy 0
+# of the record block at generation 8, the older payload, with no record of
+# it); "vec-even" gives slot 1's record an even sequence number; "big" is a
+# tier of 8192 sectors (4 table blocks: the commit records move the chunk
+# slots a chunk on). $TMP/model.json says where things are.
 cat >"$TMP/model.py" <<'PY'
 import json, os, random, struct, sys
 
 d, variant = sys.argv[1], set(sys.argv[2].split(","))
-N, CHUNK, STRIPES, OFF, TIER = 4, 64, 20, 4096, 2048
+N, CHUNK, STRIPES, OFF = 4, 64, 20, 4096
+TIER = 8192 if "big" in variant else 2048
 K = N - 1
 CB = CHUNK * 512
 UUID = bytes(range(0x10, 0x20))
@@ -153,12 +160,14 @@ if tier:
     recs = (tier // CHUNK) * N // (2 * K)
     rec_blocks = up(recs, rpb)
     blocks = 1 + wb + rec_blocks
-    table = up(2 * blocks * 8, CHUNK) * CHUNK
+    vec_blocks = up(blocks, 504)
+    table = up(2 * (blocks + vec_blocks) * 8, CHUNK) * CHUNK
     slots = (tier - table) // CHUNK
     records = min(slots * N // (2 * K), rec_blocks * rpb)
     L = dict(start=tier_start, sectors=tier, rows=rows, pbytes=pbytes, ksize=ksize,
              rec_size=rec_size, rpb=rpb, wb=wb, rec_blocks=rec_blocks, blocks=blocks,
-             slots_start=tier_start + table, slots=slots, records=records)
+             vec_blocks=vec_blocks, slots_start=tier_start + table, slots=slots,
+             records=records)
 size = (tier_start + tier) * 512
 mem = [bytearray(size) for _ in range(N)]
 
@@ -254,9 +263,9 @@ if tier:
         struct.pack_into("<QII16sIIQ", blk, 0, 0x3152544453534E52, 1, 0, UUID, b, 0, gen)
         return seal(blk)
 
-    hdr = struct.pack("<QQIIIIIIII", L["start"], L["sectors"], CHUNK, N, L["rows"],
+    hdr = struct.pack("<QQIIIIIIIII", L["start"], L["sectors"], CHUNK, N, L["rows"],
                       L["rec_size"], L["wb"], L["rec_blocks"], L["slots"],
-                      L["records"] + ("hdr" in variant))
+                      L["records"] + ("hdr" in variant), L["vec_blocks"])
     wbits = bytearray(4032)
     for s in (3, 5, 7, 11):
         wbits[s // 8] |= 1 << (s % 8)
@@ -267,15 +276,40 @@ if tier:
             p[i * L["rec_size"]:(i + 1) * L["rec_size"]] = rec_bytes(i, old)
         return p
 
-    assert L["blocks"] == 3 and L["wb"] == 1
-    # Block: generations of copy 0 and copy 1, the older payload, the newer.
+    assert L["blocks"] == (4 if "big" in variant else 3) and L["wb"] == 1
+    # Block: generations of copy 0 and copy 1, the payload of the generation
+    # commit 9 has (the newer), the other's.
     tab = {0: (2, 1, hdr, hdr), 1: (1, 2, wbits, wbits),
-           2: (6, 7, recblock(True), recblock(False))}
+           2: (6, 7, recblock(False), recblock(True))}
+    for b in range(3, L["blocks"]):
+        tab[b] = (1, 2, bytes(4032), bytes(4032))
+    newest = [max(v[:2]) for v in tab.values()]
+    if "torn" in variant:
+        # Commit 10 wrote copy 0 of block 2 (generation 8), then was cut.
+        tab[2] = (8, 7, recblock(False), recblock(True))
     for m in range(N):
-        for b, (g0, g1, old, new) in tab.items():
+        for b, (g0, g1, new, other) in tab.items():
             for c, g in ((0, g0), (1, g1)):
                 put(m, L["start"] + (c * L["blocks"] + b) * 8,
-                    block(b, g, new if g == max(g0, g1) else old))
+                    block(b, g, new if g == newest[b] else other))
+
+    # Member @m's commit record @cseq (every block's generation after it), in
+    # slot cseq % 2 unless @slot says.
+    def vec(m, cseq, gens, slot=None):
+        slot = cseq % 2 if slot is None else slot
+        p = bytearray(L["vec_blocks"] * 4032)
+        for b, g in enumerate(gens):
+            struct.pack_into("<Q", p, 8 * b, g)
+        for j in range(L["vec_blocks"]):
+            put(m, L["start"] + (2 * L["blocks"] + slot * L["vec_blocks"] + j) * 8,
+                block(L["blocks"] + slot * L["vec_blocks"] + j, cseq,
+                      p[j * 4032:(j + 1) * 4032]))
+    for m in range(N):
+        vec(m, 8, newest[:2] + [6] + newest[3:])
+        vec(m, 10 if "vec-even" in variant else 9, newest, 1)
+    out["cseq"] = 9
+    out["vec_sector"] = [L["start"] + (2 * L["blocks"] + s * L["vec_blocks"]) * 8
+                         for s in range(2)]
     out["records"] = [{"stripe": st, "seq": sq,
                        "chunks": [{"copies": ["%d:%d" % (m0, L["slots_start"] + s0 * CHUNK),
                                               "%d:%d" % (m1, L["slots_start"] + s1 * CHUNK)],
@@ -308,12 +342,12 @@ mkvol clean
 CAP=$(model 'j["layout"]["records"]')
 expect "tier volume passes (chunk from the superblocks)" 0 "$CHECK" "${V[@]}"
 has "the tier is detected" "$TMP/out" "(superblock format 2): checking its mirror copies too"
-has "tier summary" "$TMP/out" "checked the tier: 2 stripes (capacity $CAP), 0 mismatched sectors, 0 bad records"
+has "tier summary" "$TMP/out" "checked the tier: 2 stripes (capacity $CAP), 0 mismatched sectors, 0 bad records (table at commit 9)"
 has "the homes end where the tier starts" "$TMP/out" "checked 20 stripes, 0 bad"
 expect "tier volume passes with its chunk given" 0 "$CHECK" 64 "${V[@]}"
 expect "--tier on a tier volume" 0 "$CHECK" --tier --quiet "${V[@]}"
 expect "--json with the tier" 0 "$CHECK" --json "${V[@]}"
-jcheck "--json tier fields" '(t["tier"]["stripes"], t["tier"]["capacity"], t["tier"]["mismatched_sectors"], t["tier"]["bad_records"], t["tier"]["written_stripes"], t["stripes_checked"]) == (2, '"$CAP"', 0, 0, 4, 20)'
+jcheck "--json tier fields" '(t["tier"]["stripes"], t["tier"]["capacity"], t["tier"]["mismatched_sectors"], t["tier"]["bad_records"], t["tier"]["written_stripes"], t["stripes_checked"], t["tier"]["commit"]) == (2, '"$CAP"', 0, 0, 4, 20, 9)'
 expect "--no-tier checks the homes only" 0 "$CHECK" --no-tier "${V[@]}"
 hasnt "--no-tier prints no tier line" "$TMP/out" "tier"
 expect "--length below the volume" 0 "$CHECK" --length $((10 * 64 * 3)) "${V[@]}"
@@ -331,9 +365,10 @@ c0=$(model '" ".join(j["records"][0]["chunks"][0]["copies"])')
 has "--dump-tier prints the copies' member sectors" "$TMP/dump" "  chunk 0: $c0 rows 0-3,7"
 has "--dump-tier: a chunk with no rows" "$TMP/dump" "  chunk 1: $(model '" ".join(j["records"][0]["chunks"][1]["copies"])') rows none"
 has "--dump-tier: the record" "$TMP/dump" "record 0 (block 2): stripe 3 seq 5"
+has "--dump-tier: the commit" "$TMP/dump" "tier: commit 9: 2 of $CAP stripes in it, 4 stripes written, 0 bad records"
 has "--dump-tier: the older record is superseded" "$TMP/dump" "record 2 (block 2): stripe 11 seq 2, superseded by record 1"
 expect "--dump-tier --json" 0 "$CHECK" --dump-tier --json "${V[@]}"
-jcheck "--dump-tier --json records" '[x["state"] for x in t["records"]] == ["in_tier", "in_tier", "superseded"] and t["records"][1]["chunks"][2]["rows"] == "0-7" and t["tier"]["capacity"] == '"$CAP"
+jcheck "--dump-tier --json records" '[x["state"] for x in t["records"]] == ["in_tier", "in_tier", "superseded"] and t["records"][1]["chunks"][2]["rows"] == "0-7" and t["tier"]["capacity"] == '"$CAP"' and (t["tier"]["commit"], t["tier"]["vec_blocks"]) == (9, 1)'
 jcheck "--dump-tier --json copies" '"%(member)d:%(sector)d" % t["records"][0]["chunks"][0]["copies"][1] == "'"${c0#* }"'"'
 
 # A row not in the tier may differ between the copies; one in it may not.
@@ -357,26 +392,95 @@ flip "$TMP/v2" $(( (4096 + 7 * 64) * 512 + 5 ))
 expect "a home's parity on a tier volume" 1 "$CHECK" --quiet "${V[@]}"
 has "one bad home stripe" "$TMP/out" "checked 20 stripes, 1 bad"
 
-# The table: a corrupt block copy with a whole one beside it is passed over;
-# the newest generation wins, an older one serves when the newest is gone.
+# The table: the newest commit record any member holds whole (commit 9, in
+# slot 1) gives every block's generation; a block is taken from a valid copy
+# of it on any member, a corrupt copy with a whole one beside it is passed
+# over, and so is a copy of another generation (older: stale; newer: a
+# commit cut short).
 mkvol clean
 new=$(model 'j["block_sector"]["1.2"]')
 old=$(model 'j["block_sector"]["0.2"]')
+vec0=$(model 'j["vec_sector"][0]')
+vec1=$(model 'j["vec_sector"][1]')
 flip "$TMP/v1" $(( new * 512 + 700 ))
-expect "the newest record block corrupt on one member" 0 "$CHECK" "${V[@]}"
+expect "the record block of commit 9 corrupt on one member" 0 "$CHECK" "${V[@]}"
 has "the corrupt copy is noted" "$TMP/err" "corrupt block copies passed over"
 for f in "${V[@]}"; do flip "$f" $(( old * 512 + 700 )); done
-expect "the older copies corrupt everywhere, the newest whole on three" 0 "$CHECK" "${V[@]}"
+expect "the older copies corrupt everywhere, commit 9's whole on three" 0 "$CHECK" "${V[@]}"
 mkvol clean
 for f in "${V[@]}"; do flip "$f" $(( new * 512 + 700 )); done
-expect "the newest copy corrupt everywhere: the older generation serves" 1 "$CHECK" "${V[@]}"
-has "the older generation's row 6 is compared" "$TMP/out" "tier stripe 3 chunk 1:"
+expect "commit 9's generation of a block corrupt everywhere, an older whole: refused" 2 \
+	"$CHECK" "${V[@]}"
+has "the block and generation are named" "$TMP/err" \
+	"tier table: no member holds block 2 whole at generation 7 (commit 9): corrupt; the newest older copy has generation 6"
 for f in "${V[@]}"; do flip "$f" $(( old * 512 + 700 )); done
 expect "a table block no member holds whole" 2 "$CHECK" "${V[@]}"
-has "unreadable table message" "$TMP/err" "tier table: no member holds block 2 whole"
+has "unreadable table message" "$TMP/err" "tier table: no member holds block 2 whole at generation 7 (commit 9)"
+mkvol clean
+for f in "${V[@]}"; do flip "$f" $(( $(model 'j["block_sector"]["1.0"]') * 512 + 77 )); done
+expect "block 0's older copy corrupt everywhere" 0 "$CHECK" --quiet "${V[@]}"
 mkvol clean
 for f in "${V[@]}"; do flip "$f" $(( $(model 'j["block_sector"]["0.0"]') * 512 + 77 )); done
-expect "block 0 corrupt in one copy everywhere" 0 "$CHECK" --quiet "${V[@]}"
+expect "block 0's copy of commit 9 corrupt everywhere" 2 "$CHECK" --quiet "${V[@]}"
+has "block 0 named" "$TMP/err" "no member holds block 0 whole at generation 2 (commit 9)"
+
+# A commit cut short: copy 0 of the record block at generation 8 (its
+# payload claims row 6 of stripe 3's chunk 1, whose copies differ) on every
+# member, commit 10's record never written: commit 9's generation 7 serves.
+mkvol torn
+expect "a copy newer than the commit record (a torn commit) is passed over" 0 "$CHECK" "${V[@]}"
+has "the torn copies are noted" "$TMP/err" "tier table: 4 block copies newer than commit 9 passed over (a commit cut short)"
+has "torn: commit 9" "$TMP/out" "(table at commit 9)"
+expect "torn: --dump-tier" 0 "$CHECK" --dump-tier "${V[@]}"
+has "torn: the record's generation is dumped" "$TMP/out" "  chunk 1: $(model '" ".join(j["records"][0]["chunks"][1]["copies"])') rows none"
+for f in "${V[@]}"; do flip "$f" $(( new * 512 + 700 )); done
+expect "torn, and commit 9's copy corrupt everywhere: the newer one is not taken" 2 "$CHECK" "${V[@]}"
+has "torn: the newer copy is named" "$TMP/err" "at generation 7 (commit 9): corrupt; a copy of generation 8 is of a commit cut short"
+
+# The newest commit record damaged on every member: the older one (commit 8,
+# in slot 0: the record block at generation 6, which claims row 6 of stripe
+# 3's chunk 1) is the table's, and the blocks must match it.
+mkvol clean
+for f in "${V[@]}"; do flip "$f" $(( vec1 * 512 + 1000 )); done
+expect "commit 9's record damaged everywhere: commit 8's serves" 1 "$CHECK" "${V[@]}"
+has "commit 8's generation of the record block is used" "$TMP/out" "tier stripe 3 chunk 1:"
+has "commit 8 in the summary" "$TMP/out" "(table at commit 8)"
+has "the damaged records are noted" "$TMP/err" "tier table: 4 commit record copies neither whole nor blank passed over"
+expect "commit 8: --json" 1 "$CHECK" --json "${V[@]}"
+jcheck "commit 8: --json commit" 't["tier"]["commit"] == 8'
+for f in "${V[@]}"; do flip "$f" $(( old * 512 + 700 )); done
+expect "commit 8's generation corrupt everywhere, commit 9's whole: refused" 2 "$CHECK" "${V[@]}"
+has "commit 8's block named" "$TMP/err" "no member holds block 2 whole at generation 6 (commit 8)"
+mkvol clean
+flip "$TMP/v0" $(( vec1 * 512 + 1000 ))
+flip "$TMP/v3" $(( vec1 * 512 + 1000 ))
+expect "commit 9's record damaged on two members, whole on two" 0 "$CHECK" "${V[@]}"
+has "commit 9 from the others" "$TMP/out" "(table at commit 9)"
+mkvol vec-even
+expect "a record whose sequence number is not its slot's is passed over" 1 "$CHECK" "${V[@]}"
+has "vec-even: commit 8" "$TMP/out" "(table at commit 8)"
+
+# No commit record: corrupt; nothing at all: missing.
+mkvol clean
+for f in "${V[@]}"; do
+	dd if=/dev/zero of="$f" bs=512 seek="$vec0" count=16 conv=notrunc status=none
+done
+expect "no commit record on any member" 2 "$CHECK" "${V[@]}"
+has "no commit record message" "$TMP/err" "tier table: no commit record any member holds whole (corrupt)"
+for f in "${V[@]}"; do
+	dd if=/dev/zero of="$f" bs=512 seek="$(model 'j["layout"]["start"]')" \
+		count="$(model 'j["layout"]["slots_start"] - j["layout"]["start"]')" conv=notrunc status=none
+done
+expect "no table at all" 2 "$CHECK" "${V[@]}"
+has "missing table message" "$TMP/err" "tier table missing (the superblocks say the volume has one)"
+
+# The layout: a tier whose commit records take the table area past a chunk
+# (4 blocks: 2 * (4 + 1) * 8 sectors, two chunks; without them, one).
+mkvol big
+expect "a tier of 8192 sectors" 0 "$CHECK" "${V[@]}"
+has "big: both stripes compared" "$TMP/out" "checked the tier: 2 stripes"
+expect "big: --dump-tier --json" 0 "$CHECK" --dump-tier --json "${V[@]}"
+jcheck "big: the chunk slots start two chunks in" '(t["tier"]["blocks"], t["tier"]["vec_blocks"], t["tier"]["slots_start"] - t["tier"]["start"], t["tier"]["commit"]) == (4, 1, 128, 9)'
 mkvol hdr
 expect "a table header for another layout" 2 "$CHECK" "${V[@]}"
 has "header message" "$TMP/err" "tier table made for another layout"
