@@ -5,6 +5,7 @@
 #   make KDIR=<dir>      ... against another kernel build or headers directory
 #   make demo            set up, build, boot a VM, run fio on an 8-channel volume
 #   make test            set up, build, KUnit + integration tests in VMs
+#   make test-full       the same at full sizes, with the cases make test skips
 #   make test-kasan      the same on a KASAN build of the test kernel (slow)
 #   make test-crash      the power-cut cases with many cut points (hours)
 #   make check-style     checkpatch --strict and sparse over the module
@@ -17,7 +18,7 @@ W ?= 1
 
 SRCS := $(wildcard dm-rainssd/*.c dm-rainssd/*.h kunit/*.c kunit/*.h)
 
-.PHONY: all module tools kernel setup demo test test-kasan test-crash check-style clean
+.PHONY: all module tools kernel setup demo test test-full test-kasan test-crash check-style clean
 
 all: module tools
 
@@ -40,6 +41,9 @@ demo:
 
 test:
 	bash scripts/test.sh
+
+test-full:
+	TEST_FULL=1 bash scripts/test.sh
 
 test-kasan:
 	RAINSSD_KVARIANT=kasan STOCK=$${STOCK:-0} bash scripts/test.sh

@@ -6,7 +6,9 @@
 # the stock kernel. Ends with `N passed, N failed`; exits non-zero on failure.
 #
 # Environment: CASES=<glob> runs only matching cases (and skips the
-# memory-pressure VM unless MEMVM=1); STOCK=0 skips the stock kernel run;
+# memory-pressure VM unless MEMVM=1); TEST_FULL=1 (make test-full) runs the
+# cases at their full sizes and counts, and the ones marked `# make
+# test-full only` too; STOCK=0 skips the stock kernel run;
 # RAINSSD_KVARIANT=kasan runs on the KASAN build of the test kernel (make
 # test-kasan).
 set -uo pipefail
@@ -25,6 +27,7 @@ step() { # step <name> <cmd...>: a host-side test step
 	if "$@" >>"$log_all" 2>&1; then echo "ok - $name"; else echo "not ok - $name"; tail -30 "$log_all"; fi
 }
 
+CASES_GIVEN=${CASES:-}
 main() {
 bash scripts/setup-host.sh || die "setup failed"
 bash scripts/build-kernel.sh || die "test kernel build failed"
@@ -43,13 +46,18 @@ make -s -C userspace-tools >/dev/null || die "tools build failed"
 	step "bench:selftest" python3 scripts/bench selftest
 } | tee "$results/host.out"
 
+# make test: every numbered case but the ones marked for make test-full.
+if [ -z "${CASES:-}" ] && [ "${TEST_FULL:-0}" != 1 ]; then
+	quick=$(grep -L '^# make test-full only' tests/cases/[0-9]*.sh | xargs -n1 basename | sed 's/\.sh$//')
+	CASES=$(echo $quick)
+fi
 export KSRC
 log "running KUnit and the integration cases in the 6.12${KVARIANT:+ $KVARIANT} test VM"
-bash scripts/vm-run.sh --kernel test -- env KSRC="$KSRC" bash tests/run-in-vm.sh \
+bash scripts/vm-run.sh --kernel test -- env KSRC="$KSRC" TEST_FULL="${TEST_FULL:-0}" bash tests/run-in-vm.sh \
 	"$mod612" "${CASES:-[0-9]*}" 2>&1 | tr -d '\r' | tee "$results/$vmname.log" | grep -E '^(ok|not ok) |^    '
 grep -q RUNNER-DONE "$results/$vmname.log" || echo "not ok - $vmname:runner-completed"
 
-if [ -z "${CASES:-}" ] || [ "${MEMVM:-0}" = 1 ]; then
+if [ -z "${CASES_GIVEN:-}" ] || [ "${MEMVM:-0}" = 1 ]; then
 	log "the memory-pressure case in a 512 MiB VM, members on four virtio-blk disks"
 	memdir=$RAINSSD_CACHE/memdisks
 	mkdir -p "$memdir"
@@ -68,9 +76,12 @@ if [ -z "${CASES:-}" ] || [ "${MEMVM:-0}" = 1 ]; then
 fi
 
 if [ "${STOCK:-1}" = 1 ]; then
+	# the constructor, the I/O paths and degraded I/O (make test-full: 01-05)
+	stock_cases="01-* 03-* 05-*"
+	[ "${TEST_FULL:-0}" != 1 ] || stock_cases="0[1-5]-*"
 	log "running the smoke cases on the stock kernel ($(basename "$(stock_kernel)"))"
 	bash scripts/vm-run.sh --kernel stock -- env KSRC="$KSRC" bash tests/run-in-vm.sh \
-		"$RAINSSD_CACHE/mod-stock" "0[1-5]-*" 2>&1 | tr -d '\r' | tee "$results/vm-stock.log" |
+		"$RAINSSD_CACHE/mod-stock" "$stock_cases" 2>&1 | tr -d '\r' | tee "$results/vm-stock.log" |
 		grep -E '^(ok|not ok) |^    ' | sed -E 's/^(ok|not ok) - /\1 - stock:/'
 	grep -q RUNNER-DONE "$results/vm-stock.log" || echo "not ok - vm-stock:runner-completed"
 fi

@@ -11,6 +11,12 @@ T_DEVS=()
 T_CHUNK=0
 T_LEN=0
 
+# make test runs the cases at their quick sizes; make test-full (TEST_FULL=1)
+# at their full ones, and the cases marked `# make test-full only` too.
+T_FULL=${TEST_FULL:-0}
+# t_size <quick> <full>: the value for this run.
+t_size() { if [ "$T_FULL" = 1 ]; then echo "$2"; else echo "$1"; fi; }
+
 note() { echo "    # $*"; }
 fail() { echo "    # FAIL: $*"; exit 1; }
 

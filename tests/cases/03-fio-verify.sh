@@ -1,21 +1,23 @@
 #!/bin/bash
 # fio verify over N = 3, 4 and 8 channels: random and sequential, read/write
 # mixes, 512 B to 1 MiB blocks, aligned and unaligned, QD 1 to 32, several
-# jobs at once; then the parity checker reads the raw members.
+# jobs at once; then the parity checker reads the raw members. make test
+# writes half the bytes make test-full does.
 . "$REPO/tests/lib.sh"
+d=$(t_size 2 1)	# divides the sizes
 run() { # run <N> <chunk>
 	local n=$1 chunk=$2 v=/dev/mapper/rsv
 	t_channels "$n" --size-mb 96
 	t_create rsv "$chunk"
 	t_fio_verify "n$n-rand-mixed" $v --rw=randwrite --bsrange=512-64k --blockalign=512 \
-		--iodepth=16 --size=24m --numjobs=2 --offset_increment=24m
-	t_fio_verify "n$n-seq-1m" $v --rw=write --bs=1m --iodepth=4 --size=32m --offset=48m
+		--iodepth=16 --size=$((24 / d))m --numjobs=2 --offset_increment=24m
+	t_fio_verify "n$n-seq-1m" $v --rw=write --bs=1m --iodepth=4 --size=$((32 / d))m --offset=48m
 	t_fio_verify "n$n-unaligned-qd1" $v --rw=randwrite --bs=3584 --blockalign=512 \
 		--iodepth=1 --size=2m --offset=3m
 	t_fio_verify "n$n-randrw-qd32" $v --rw=randrw --rwmixread=30 --bs=4k --iodepth=32 \
-		--size=8m --offset=90m
+		--size=$((8 / d))m --offset=90m
 	t_fio "n$n-read-back" $v --rw=randread --bsrange=512-256k --blockalign=512 --iodepth=8 \
-		--size=64m --io_size=16m
+		--size=64m --io_size=$((16 / d))m
 	t_parity
 	note "status: $(dmsetup status rsv)"
 	dmsetup remove rsv
@@ -29,5 +31,5 @@ run 8 64
 t_channels 4 --size-mb 48
 t_create rsv 8
 t_fio "same-stripes" /dev/mapper/rsv --rw=randwrite --bsrange=512-12k --blockalign=512 \
-	--iodepth=16 --numjobs=4 --size=256k --io_size=4m
+	--iodepth=16 --numjobs=4 --size=256k --io_size=$((4 / d))m
 t_parity

@@ -1,4 +1,5 @@
 #!/bin/bash
+# make test-full only
 # ext4 and XFS on the volume: copy a tree in, unmount, fsck clean, mount
 # again and compare.
 . "$REPO/tests/lib.sh"

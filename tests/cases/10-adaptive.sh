@@ -27,7 +27,7 @@ fio --name=bg --filename="$loaded" --offset=${msz}m --size=32m --rw=randrw --bs=
 	--iodepth=32 --direct=1 --ioengine=libaio --time_based --runtime=900 >/dev/null 2>&1 &
 bg=$!
 sleep 2
-job="--rw=randwrite --bs=4k --iodepth=8 --size=12m"
+job="--rw=randwrite --bs=4k --iodepth=8 --size=$(t_size 6 12)m"	# make test: 6 MiB
 t_fio_verify adaptive $v $job
 t_fio adaptive $v $job --verify=crc32c --verify_only=1 --verify_fatal=1
 note "verified twice under background load"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# make test-full only
 # blktrace on a rainssd volume and every member (userspace-tools/rainssd-blktrace):
 # 4 KiB random writes cost two member writes (data + parity) and two
 # pre-reads each (RMW), the member reads equal the target's prereads plus

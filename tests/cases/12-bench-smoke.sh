@@ -1,4 +1,5 @@
 #!/bin/bash
+# make test-full only
 # scripts/bench end to end in the running test VM: the `smoke` set (two tiny
 # scenarios: plain channels with writes, reads and a replay of the MSR
 # fixture of the trace converter's tests, and every disturbance at once; rainssd-count,

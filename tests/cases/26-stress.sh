@@ -8,7 +8,7 @@
 # s (no operation waits for ever), fio must verify every block, and the
 # kernel log must stay clean (the runner checks it).
 . "$REPO/tests/lib.sh"
-SECS=${STRESS_SECS:-60}
+SECS=${STRESS_SECS:-$(t_size 30 60)}
 t_channels 4 --size-mb 96 --lat-us 200 --qd 8
 t_create rsst 16 policy adaptive read_policy adaptive
 v=/dev/mapper/rsst
