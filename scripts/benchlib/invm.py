@@ -571,7 +571,7 @@ class Runner:
                   "--qd", str(ch["qd"]), "--queue", str(ch.get("queue", 0))]).stdout.split()
         if len(out) != n + spares:
             raise RuntimeError("channels.sh made %d devices, wanted %d" % (len(out), n + spares))
-        members, bgs, linear = [], [], []
+        members, bgs, bg_offs, linear = [], [], [], []
         for i, d in enumerate(out):
             a, b = "%s%da" % (PREFIX, i), "%s%db" % (PREFIX, i)
             if ch.get("member_dev") == "channel":
@@ -587,9 +587,16 @@ class Runner:
                 sh(["dmsetup", "create", a, "--table", table])
                 members.append("/dev/mapper/" + a)
                 linear.append(members[-1])
-            if bg_sec:
+            if bg_sec and ch.get("member_dev") == "channel":
+                # The tenant opens the channel itself at the tail's offset: a
+                # dm-linear there would claim the channel for device-mapper,
+                # and mdadm could not open the members exclusively.
+                bgs.append(d)
+                bg_offs.append(member_sec * 512)
+            elif bg_sec:
                 sh(["dmsetup", "create", b, "--table", "0 %d linear %s %d" % (bg_sec, d, member_sec)])
                 bgs.append("/dev/mapper/" + b)
+                bg_offs.append(0)
         settle()
         for p in members + bgs:
             if not wait_block(p):
@@ -599,7 +606,8 @@ class Runner:
         self.members = members[:n]
         self.spares = members[n:]
         self.bgs = bgs[:n] if bgs else []
-        self.all_regions = linear + bgs
+        self.bg_offs = bg_offs[:n] if bg_offs else []
+        self.all_regions = linear + [p for p in bgs if p.startswith("/dev/mapper/")]
         self.member_sec = member_sec
 
     def destroy_channels(self):
@@ -875,7 +883,8 @@ class Runner:
         bg_procs = []
         for i in sorted(sc["disturb"]["background"]):
             rate = self.bg_rate(sc, i)
-            benv = dict(os.environ, DEV=self.bgs[i], SIZE="%dm" % sc["channel"]["bg_mb"],
+            benv = dict(os.environ, DEV=self.bgs[i], OFFSET=str(self.bg_offs[i]),
+                        SIZE="%dm" % sc["channel"]["bg_mb"],
                         RUNTIME=str(runtime + 60), READ_IOPS=str(max(1, rate // 2)),
                         WRITE_IOPS=str(max(1, rate - rate // 2)), RWMIX="50",
                         IODEPTH=str(max(4, 2 * sc["channel"]["qd"])), SEED=str(self.seed + i))
@@ -885,7 +894,8 @@ class Runner:
                                  env=benv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             bg_procs.append((i, rate, p, outp))
         for i, f in sorted(sc["disturb"].get("foreign", {}).items()):
-            fenv = dict(os.environ, DEV=self.bgs[i], SIZE="%dm" % sc["channel"]["bg_mb"],
+            fenv = dict(os.environ, DEV=self.bgs[i], OFFSET=str(self.bg_offs[i]),
+                        SIZE="%dm" % sc["channel"]["bg_mb"],
                         RUNTIME=str(runtime + 60), RWMIX=str(f["read_pct"]), IODEPTH=str(f["qd"]),
                         SEED=str(self.seed + 100 + i))
             outp = os.path.join(tmp, "foreign%d.json" % i)
