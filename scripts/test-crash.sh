@@ -89,7 +89,7 @@ step "tools:rainssd-crashwriter" bash userspace-tools/tests/test-crashwriter.sh
 step "tools:rainssd-logreplay" bash userspace-tools/tests/test-logreplay.sh
 
 log "power cuts in the 6.12 test VM: $CUTS protected cut points, $NOPROTECT_CUTS with the protection off, $TIER_CUTS with the tier on, $MARKS replayed marks (seed $SEED)"
-bash scripts/vm-run.sh --kernel test -- env KSRC="$KSRC" CUTS="$CUTS" NOPROTECT_CUTS="$NOPROTECT_CUTS" \
+bash scripts/vm-run.sh --kernel test -- env KSRC="$KSRC" TEST_FULL=1 CUTS="$CUTS" NOPROTECT_CUTS="$NOPROTECT_CUTS" \
 	MARKS="$MARKS" CUTS_PER_RUN="$CUTS_PER_RUN" MARKS_PER_RUN="$MARKS_PER_RUN" SEED="$SEED" \
 	TIER_CUTS="$TIER_CUTS" bash scripts/test-crash.sh --in-vm "$mod612" 2>&1 |
 	tr -d '\r' | tee "$results/vm-crash.log" | grep -E '^(ok|not ok) |^    |^# case'

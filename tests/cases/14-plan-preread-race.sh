@@ -43,7 +43,8 @@ fresh() { # fresh <opt args...>: a new 4-member volume with 8 KiB chunks, data i
 failed=()
 
 # Writes: the failure lands while writes sit between plan and pre-read.
-for policy in count rmw rcw; do
+# (make test: rmw and rcw, the two plans count chooses between.)
+for policy in $(t_size "rmw rcw" "count rmw rcw"); do
 	fresh policy $policy
 	delay_on 150
 	fio --name=race-$policy --filename=$v --direct=1 --ioengine=libaio --rw=randwrite \

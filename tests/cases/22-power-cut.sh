@@ -9,11 +9,14 @@
 # and resumed: the I/O held in them fails everywhere and the writers stop.
 # The volume is removed, the members get their linear tables back, and the
 # volume is created again from the same table line, as a reboot would. Once
-# any resync is over, one member is failed (healthy runs: a random one;
-# degraded runs, where member 3 was failed before the writers started: the
-# volume is already degraded) and every block is checked: each must hold
-# its newest acknowledged write or a later issued one, or zeros if none was
-# acknowledged. Any TORN, MADE-UP or LOST block fails the case.
+# any resync is over, every block is checked: each must hold its newest
+# acknowledged write or a later issued one, or zeros if none was
+# acknowledged; healthy runs check first with read_policy reconstruct
+# (every read rebuilt from the parity and the other members), then fail one
+# member (a data member of a stripe whose parity was torn by the cut, when
+# the parity checker found one before the volume came back; else a random
+# one) and check again; degraded runs (member 3 failed before the writers
+# started) check once. Any TORN, MADE-UP or LOST block fails the case.
 #
 # The same procedure with the crash protection switched off
 # (skip_unclean_resync) must find damage in at least one of its cut points:
@@ -52,7 +55,7 @@ NOPROTECT_MIN=${NOPROTECT_MIN:-1}	# 0: only count (scripts/test-crash.sh checks 
 SEED=${SEED:-$(( $(date +%s) % 32768 ))}
 RANDOM=$SEED
 BLOCKS=8192		# the first 32 MiB of the volume
-JOBS=8
+JOBS=24		# writers: enough that the cut tears a stripe's update nearly every time
 CHUNK=16
 N=4
 VOL=rspcv
@@ -98,18 +101,33 @@ fresh_members() {
 	T_LEN=$(( (SZ - 32768 - TIER) / CHUNK * CHUNK * (N - 1) ))
 }
 
-# parity: "<bad> of <stripes>" over the written stripes of the raw members.
+# parity: "<bad> of <stripes>" over the written stripes of the raw members;
+# the bad stripes' numbers go to /tmp/pc.bad.
 parity() {
-	"$CHECK" --quiet --stripes $STRIPES $CHUNK "${T_DEVS[@]}" 2>&1 |
-		sed -nE 's/^checked ([0-9]+) stripes, ([0-9]+) bad.*/\2 of \1/p'
+	"$CHECK" --stripes $STRIPES $CHUNK "${T_DEVS[@]}" >/tmp/pc.check 2>&1
+	sed -nE 's/^bad stripe ([0-9]+):.*/\1/p' /tmp/pc.check >/tmp/pc.bad
+	sed -nE 's/^checked ([0-9]+) stripes, ([0-9]+) bad.*/\2 of \1/p' /tmp/pc.check
 	return 0
+}
+
+# victim: the member to fail in a healthy run. A data member (md's
+# left-symmetric layout: stripe s has its parity on member N-1-s%N) of a
+# stripe the cut left torn, so that its chunk is rebuilt from that parity
+# if the resync did not mend it; a random member when none was torn.
+victim() {
+	local s p m
+	s=$(shuf -n1 /tmp/pc.bad 2>/dev/null)
+	if [ -z "$s" ]; then echo $((RANDOM % N)); return; fi
+	p=$((N - 1 - s % N))
+	m=$(( (p + 1 + RANDOM % (N - 1)) % N ))
+	echo "$m"
 }
 
 # One cut point. cut <n> <healthy|degraded> <protect|noprotect>: sets OUTCOME
 # (clean, damaged or error) and DETAIL.
 cut() {
 	local n=$1 mode=$2 prot=$3 line i order=() delay gap t rc acked issued
-	local before="-" after="-" failed="-" health
+	local before="-" after="-" failed="-" health rc0=0
 	OUTCOME=error DETAIL="" AFTER_BAD=0
 	fresh_members
 	line=$(t_table $CHUNK "$T_LEN" nosync "${TIER_OPTS[@]}")
@@ -157,7 +175,8 @@ cut() {
 		dmsetup load rspc$i --table "0 $SZ linear /dev/rsch$i 0" && dmsetup resume rspc$i ||
 			{ DETAIL="linear table back on rspc$i"; return; }
 	done
-	[ "$mode" = healthy ] && before=$(parity)
+	: >/tmp/pc.bad
+	[ "$mode" = healthy ] && before=$(parity) && cp /tmp/pc.bad /tmp/pc.torn
 	skip $([ "$prot" = noprotect ] && echo 1 || echo 0)
 	echo "$line" | dmsetup create $VOL 2>/tmp/pc.create || {
 		DETAIL="created again: refused: $(tail -1 /tmp/pc.create); $(dmesg | grep -i rainssd | tail -2 | tr '\n' ' ')"
@@ -170,7 +189,14 @@ cut() {
 		after=$(parity)
 		dmsetup resume $VOL || { DETAIL="resume after the parity check"; return; }
 		AFTER_BAD=${after%% *}
-		failed=$((RANDOM % N))
+		# Every read rebuilt from parity: what read_policy adaptive may do at any time.
+		dmsetup message $VOL 0 read_policy reconstruct || { DETAIL="read_policy refused"; return; }
+		"$CW" verify --dev /dev/mapper/$VOL --blocks $BLOCKS --issued /tmp/pc.issued \
+			--acked /tmp/pc.acked >/tmp/pc.verify0 2>&1
+		rc0=$?
+		dmsetup message $VOL 0 read_policy direct || { DETAIL="read_policy refused"; return; }
+		cp /tmp/pc.torn /tmp/pc.bad
+		failed=$(victim)
 		dmsetup message $VOL 0 fail $failed || { DETAIL="fail $failed refused"; return; }
 	fi
 	health=$(t_status_field $VOL 2)
@@ -178,7 +204,16 @@ cut() {
 	"$CW" verify --dev /dev/mapper/$VOL --blocks $BLOCKS --issued /tmp/pc.issued \
 		--acked /tmp/pc.acked >/tmp/pc.verify 2>&1
 	rc=$?
-	DETAIL="after $(rnd_ms $delay) s, order ${order[*]}, $acked acked/$issued issued; parity bad before/after resync: $before/$after; failed $failed, health $health; $(tail -1 /tmp/pc.verify | sed 's/^verified //')"
+	local rebuilt=""
+	if [ "$mode" = healthy ]; then
+		rebuilt="all reads rebuilt: $(tail -1 /tmp/pc.verify0 | sed -E 's/.* ([0-9]+ torn)/\1/'); "
+		# the worse of the two checks (damage before an error), its report shown
+		if [ "$rc0" = 1 ] || { [ "$rc" = 0 ] && [ "$rc0" != 0 ]; }; then
+			rc=$rc0
+			cp /tmp/pc.verify0 /tmp/pc.verify
+		fi
+	fi
+	DETAIL="after $(rnd_ms $delay) s, order ${order[*]}, $acked acked/$issued issued; parity bad before/after resync: $before/$after; ${rebuilt}failed $failed, health $health; $(tail -1 /tmp/pc.verify | sed 's/^verified //')"
 	case $rc in
 	0) OUTCOME=clean ;;
 	1) OUTCOME=damaged ;;
