@@ -16,7 +16,7 @@ try() { # try <expected message> <table>
 	echo "rainssd-case01: try ${#tries[@]}" >/dev/kmsg
 	tries+=("$want") tables+=("$table")
 	if echo "$table" | dmsetup create rs_bad 2>/dev/null; then
-		dmsetup remove rs_bad
+		dmsetup remove --retry rs_bad
 		fail "accepted: $table"
 	fi
 }

@@ -62,7 +62,7 @@ full="$base 19 policy adaptive read_policy adaptive stripe_cache 512 nosync ewma
 [ "$(t_status_field rs0 12)" = adaptive ] || fail "read_policy not shown in status"
 dmsetup message rs0 0 freq_window 128   # the default again: not shown
 [[ "$(dmsetup table rs0)" != *freq_window* ]] || fail "default freq_window shown"
-dmsetup remove rs0
+dmsetup remove --retry rs0
 echo "$full" | dmsetup create rs0 || fail "create with every optional argument"
 [ "$(dmsetup table rs0)" = "$full" ] || fail "full table does not round-trip"
 dmsetup message rs0 0 read_policy reconstruct || fail "read_policy reconstruct"

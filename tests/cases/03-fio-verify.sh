@@ -20,7 +20,7 @@ run() { # run <N> <chunk>
 		--size=64m --io_size=$((16 / d))m
 	t_parity
 	note "status: $(dmsetup status rsv)"
-	dmsetup remove rsv
+	dmsetup remove --retry rsv
 	"$CHANNELS" destroy
 }
 # make test: 3 and 8 channels (4, the other cases' default, in make test-full)

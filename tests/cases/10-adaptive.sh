@@ -51,7 +51,7 @@ t_parity
 # every stripe while job "b" reads back chunk 1 (written before), which is
 # rebuilt from chunks 0, 2, 3, 4 and the parity each time, under the stripe
 # lock. fio's strided zones: 4 KiB of I/O in every 20 KiB, sequentially.
-dmsetup remove rsv
+dmsetup remove --retry rsv
 # A new volume with another chunk size: the old superblocks would refuse it.
 t_wipe_sb "${T_DEVS[@]}"
 t_create rsv 8 read_policy reconstruct
@@ -69,4 +69,4 @@ note "rebuilt reads verified while chunk 0 of the same stripes was rewritten: $r
 # every 4 KiB block of job b's 4 MiB, three times
 [ "$rebuilt" -ge $((3 * 1024)) ] || fail "too few rebuilt reads: $rebuilt"
 t_parity
-dmsetup remove rsv
+dmsetup remove --retry rsv

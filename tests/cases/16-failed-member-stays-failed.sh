@@ -36,7 +36,7 @@ note "after the reload: health $health, bytes still A: $stale"
 [ "$stale" = 0 ] || fail "$stale bytes read back as the data from before the failure"
 [ "$health" = ADAA ] || fail "health $health: the failed member came back"
 # The same after removing the volume and creating it again (a reboot).
-dmsetup remove rsf
+dmsetup remove --retry rsf
 echo "$tbl" | dmsetup create rsf || fail "create again"
 health=$(t_status_field rsf 2)
 stale=$(count_pattern 0xaa)

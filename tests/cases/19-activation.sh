@@ -16,7 +16,7 @@ refused() {
 	local mark
 	mark=$(dmesg | wc -l)
 	if echo "$2" | dmsetup create rsa_bad 2>/dev/null; then
-		dmsetup remove rsa_bad
+		dmsetup remove --retry rsa_bad
 		fail "accepted: $2"
 	fi
 	dmesg | tail -n +$((mark + 1)) | grep -qF "$1" || fail "no '$1' for: $2"
@@ -35,12 +35,12 @@ T_DEVS=("${A[@]}")
 t_create rsa 16
 t_fio one /dev/mapper/rsa --rw=write --bs=64k --iodepth=8 --size=8m --verify=crc32c --do_verify=0
 tblA=$(dmsetup table rsa)
-dmsetup remove rsa
+dmsetup remove --retry rsa
 T_DEVS=("${B[@]}")
 t_create rsb 16
 t_fio bee /dev/mapper/rsb --rw=write --bs=64k --iodepth=8 --size=8m --verify=crc32c --do_verify=0
 tblB=$(dmsetup table rsb)
-dmsetup remove rsb
+dmsetup remove --retry rsb
 lenA=$(echo "$tblA" | awk '{print $2}')
 tab() { echo "0 $lenA rainssd 16 4 $*"; }
 
@@ -66,7 +66,7 @@ dd if="${A[3]}" of=/tmp/m3.img bs=1M status=none iflag=direct
 dmsetup resume rsa
 t_fio two /dev/mapper/rsa --rw=write --bs=64k --iodepth=8 --offset=0 --size=8m \
 	--do_verify=0 --verify_pattern=0x5a5a5a5a --verify=pattern
-dmsetup remove rsa
+dmsetup remove --retry rsa
 dd if=/tmp/m3.img of="${A[3]}" bs=1M oflag=direct status=none
 rm -f /tmp/m3.img
 echo "$(tab "${A[@]}")" | dmsetup create rsa || fail "A with a stale member 3"
@@ -76,7 +76,7 @@ note "stale member 3: health $health"
 t_fio two /dev/mapper/rsa --rw=write --bs=64k --iodepth=8 --offset=0 --size=8m \
 	--verify_pattern=0x5a5a5a5a --verify=pattern --verify_only=1 --verify_fatal=1
 note "the data written after the copy reads back, rebuilt around the stale member"
-dmsetup remove rsa
+dmsetup remove --retry rsa
 
 # Two members out (the stale one, and "-"): refused, never served.
 refused "Two or more members" "$(tab "${A[0]}" - "${A[2]}" "${A[3]}")"

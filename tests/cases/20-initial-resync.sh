@@ -27,7 +27,7 @@ t_fio during $v --rw=randwrite --bsrange=4k-64k --blockalign=4k --iodepth=8 --si
 dmsetup suspend rsy
 t_parity
 dmsetup resume rsy
-dmsetup remove rsy
+dmsetup remove --retry rsy
 
 # Again, slow, and member 1 fails early in the resync.
 for d in "${T_DEVS[@]}"; do t_wipe_sb "$d"; done

@@ -32,7 +32,7 @@ done
 grep -q "idle" /tmp/detail.out || { cat /tmp/detail.out; fail "detail does not say idle"; }
 t_fio adm $v --rw=randwrite --bsrange=4k-64k --blockalign=4k --iodepth=8 --size=8m \
 	--verify=crc32c --verify_only=1 --verify_fatal=1
-dmsetup remove rsad
+dmsetup remove --retry rsad
 devs[2]=$spare
 "$ADMIN" assemble rsad "${devs[3]}" "${devs[1]}" "${devs[0]}" "${devs[2]}" >/tmp/admin.out 2>&1 ||
 	{ cat /tmp/admin.out; fail "assemble"; }

@@ -215,7 +215,7 @@ head -c 4M /dev/urandom >/tmp/fz-pat
 dd if=/tmp/fz-pat of=/dev/mapper/rsf bs=1M oflag=direct conv=fsync status=none || fail "write the pattern"
 MD5=$(md5sum </tmp/fz-pat | cut -c1-32)
 [ "$(vol_md5)" = "$MD5" ] || fail "the pattern does not read back"
-dmsetup remove rsf
+dmsetup remove --retry rsf
 save_meta
 
 # a) Tables, on the stopped volume.

@@ -55,7 +55,7 @@ note "tier: $(tier stripes) stripes, $(tier to_r1) in, $(tier to_r5) out, $(tier
 
 # Everything again after the volume is removed and created again.
 sum1=$(dd if=$v bs=1M count=80 iflag=direct status=none | md5sum)
-dmsetup remove rst || fail "remove"
+dmsetup remove --retry rst || fail "remove"
 t_parity
 echo "$line" | dmsetup create rst || fail "create again"
 sum2=$(dd if=$v bs=1M count=80 iflag=direct status=none | md5sum)
@@ -70,7 +70,7 @@ dmsetup message rst 0 fail 2 || fail "fail 2"
 sum3=$(dd if=$v bs=1M count=80 iflag=direct status=none | md5sum)
 [ "$sum1" = "$sum3" ] || fail "the volume reads differently with member 2 failed"
 note "member 2 failed: same md5"
-dmsetup remove rst
+dmsetup remove --retry rst
 
 # A new volume on fresh channels: flush_tier empties the tier.
 "$CHANNELS" destroy >/dev/null 2>&1
@@ -90,7 +90,7 @@ done
 note "flush_tier: $used stripes moved back ($(tier offline) offline migrations)"
 sum2=$(dd if=$v bs=1M count=32 iflag=direct status=none | md5sum)
 [ "$sum1" = "$sum2" ] || fail "the data changed while the tier was flushed"
-dmsetup remove rst
+dmsetup remove --retry rst
 t_parity
 # md RAID-5 over the same members' data areas reads the same bytes.
 mdadm --create /dev/md27 --run --assume-clean --metadata=1.2 --level=5 --layout=left-symmetric \

@@ -35,7 +35,7 @@ t_fio_verify fill $v --rw=randwrite --bs=4k --size=16m --iodepth=16 --number_ios
 sum=$(dd if=$v bs=1M count=16 iflag=direct status=none | md5sum)
 used=$(dmsetup status rsm | awk '{print $(NF-8)}')
 note "tier after the writes: $used"
-dmsetup remove rsm
+dmsetup remove --retry rsm
 
 # The checker: table found, copies equal, homes' parity right.
 out=$("$CHECK" --tier "${T_DEVS[@]}" 2>&1) || { echo "$out" | tail -5; fail "rainssd-check after the writes"; }
@@ -71,7 +71,7 @@ t_idle rsm 300 || fail "check again not done"
 [ "$(dd if=$v bs=1M count=16 iflag=direct status=none | md5sum)" = "$sum" ] ||
 	fail "after the repair the volume does not read as it was written"
 note "scrub: check found $mm sectors, repair mended them from copy 0, check then 0, same md5"
-dmsetup remove rsm
+dmsetup remove --retry rsm
 "$CHECK" --tier "${T_DEVS[@]}" >/tmp/chk.out 2>&1 || { tail -5 /tmp/chk.out; fail "rainssd-check after repair"; }
 
 # Rebuild: member 1 fails while flush_tier moves stripes home (slowly), is
@@ -105,7 +105,7 @@ dmsetup message rsm 0 fail 2 || fail "fail 2"
 [ "$(dd if=$v bs=1M count=16 iflag=direct status=none | md5sum)" = "$sum" ] ||
 	fail "after the rebuild and member 2 failed the volume reads differently"
 note "member 1 failed during flush_tier (frozen), rebuilt, the tier flushed, then member 2 failed: same md5"
-dmsetup remove rsm
+dmsetup remove --retry rsm
 
 # The table corrupt: fresh channels, a volume with rows in the tier.
 "$CHANNELS" destroy >/dev/null 2>&1
@@ -114,7 +114,7 @@ echo "$(t_table $CHUNK "$T_LEN" nosync tier_size $TIER)" | dmsetup create rsm ||
 t_fio fill3 $v --rw=randwrite --bs=4k --size=16m --iodepth=16 --number_ios=1500
 sum=$(dd if=$v bs=1M count=16 iflag=direct status=none | md5sum)
 line=$(dmsetup table rsm)
-dmsetup remove rsm
+dmsetup remove --retry rsm
 tstart=$(( 32768 + (sz - 32768 - TIER) / CHUNK * CHUNK ))
 blocks=$("$CHECK" --dump-tier --json "${T_DEVS[@]}" 2>/dev/null |
 	python3 -c 'import json,sys; print(json.load(sys.stdin)["tier"]["blocks"])' 2>/dev/null) ||
@@ -136,7 +136,7 @@ flip_block 1 "${T_DEVS[1]}"
 echo "$line" | dmsetup create rsm || fail "a block corrupt on one member: refused"
 [ "$(dd if=$v bs=1M count=16 iflag=direct status=none | md5sum)" = "$sum" ] ||
 	fail "a block corrupt on one member: reads differently"
-dmsetup remove rsm
+dmsetup remove --retry rsm
 note "both copies of a table block corrupt on one member: activated from the others, same md5"
 # Copy 0 of the block on every member: if it held the committed generation the
 # table is refused (never an older generation in its place), else it activates.
@@ -145,7 +145,7 @@ before=$(members_sum)
 if echo "$line" | dmsetup create rsm 2>/tmp/create.err; then
 	[ "$(dd if=$v bs=1M count=16 iflag=direct status=none | md5sum)" = "$sum" ] ||
 		fail "copy 0 corrupt everywhere, activated: reads differently"
-	dmsetup remove rsm
+	dmsetup remove --retry rsm
 	note "copy 0 of a table block corrupt on every member: it was the older copy; activated, same md5"
 	# That activation wrote the table again (copy 0 whole once more): both now.
 	flip_block 0 "${T_DEVS[@]}"
@@ -158,7 +158,7 @@ fi
 # dmsetup reports EINVAL; the reason (ti->error) is in the kernel log.
 klog=$(dmesg | tail -20)
 grep -q 'Tier mapping table' <<<"$klog" || fail "refusal without the tier's error: $(tail -3 <<<"$klog")"
-dmsetup remove rsm >/dev/null 2>&1 || true
+dmsetup remove --retry rsm >/dev/null 2>&1 || true
 [ "$before" = "$(members_sum)" ] || fail "a refused activation wrote to the members"
 note "the committed generation of a block corrupt everywhere: refused ($(grep -o 'tier table: [^;]*' <<<"$klog" | tail -1)), members unchanged"
 # Another tier size than the superblocks': refused.

@@ -43,7 +43,7 @@ used=$(awk '/SwapTotal/ {t=$2} /SwapFree/ {f=$2} END {print t - f}' /proc/meminf
 note "swap in use at the end: $((used / 1024)) MiB"
 swapoff /dev/mapper/rsp-swap || fail "swapoff (every swapped page read back)"
 note "status: deferred bios, reserve ops, emergency steps: $(t_opstat rsp deferred) $(t_opstat rsp reserve) $(t_opstat rsp emergency)"
-dmsetup remove rsp-swap
+dmsetup remove --retry rsp-swap
 t_fio direct $v --rw=randwrite --bsrange=4k-256k --blockalign=4k --iodepth=32 --offset=400m \
 	--size=96m --verify=crc32c --verify_only=1 --verify_fatal=1
 dmsetup suspend rsp
