@@ -14,7 +14,7 @@
 # before the mark (and those issued up to it): a TORN, MADE-UP or LOST block
 # fails the case. rainssd-check after the resync is informative.
 #
-# Environment: MARKS (marks checked, default 2 in make test, 3 in make
+# Environment: MARKS (marks checked, default 1 in make test, 3 in make
 # test-full; 5 or 10 marks are placed per round of writing, a random sample
 # of them checked), SEED, CRASH_LOG (a
 # file to append one line per mark to). scripts/test-crash.sh runs many more.
@@ -24,7 +24,7 @@ CW=$REPO/userspace-tools/crash/rainssd-crashwriter
 LR=$REPO/userspace-tools/crash/rainssd-logreplay
 [ -x "$CW" ] && [ -x "$LR" ] || fail "crash tools not built (make -C userspace-tools)"
 
-MARKS=${MARKS:-$(t_size 2 3)}
+MARKS=${MARKS:-$(t_size 1 3)}
 SEED=${SEED:-$(( $(date +%s) % 32768 ))}
 RANDOM=$SEED
 PER_ROUND=$(t_size 5 10)	# marks placed per round of writing (the log grows with them)
