@@ -15,12 +15,15 @@ REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 BENCH_DIR = os.path.join(REPO, "bench")
 FIO_DIR = os.path.join(REPO, "fio-jobs")
 
-KINDS = ("rainssd", "md-raid5", "md-raid10", "dm-raid5")
+KINDS = ("rainssd", "md-raid5", "md-raid10", "dm-raid5", "dm-stripe")
 # jobs: fio jobs on a healthy volume (the default); rebuild: a member fails
 # and is rebuilt onto a spare channel, idle and under a load job; resync: the
 # power is cut under a write load and the volume, brought back, resyncs.
 SCENARIO_KINDS = ("jobs", "rebuild", "resync")
-SCHEME = {"rainssd": "raid5", "md-raid5": "raid5", "dm-raid5": "raid5", "md-raid10": "raid10"}
+SCHEME = {"rainssd": "raid5", "md-raid5": "raid5", "dm-raid5": "raid5", "md-raid10": "raid10",
+          "dm-stripe": "raid0"}
+# The schemes a device bound is computed for.
+SCHEMES = ("raid5", "raid10", "raid0")
 
 
 class ConfigError(Exception):

@@ -26,6 +26,7 @@ from . import config, model
 PREFIX = "bch"          # null_blk channels /dev/bch0.. and dm regions bch0a, bch0b
 RS_NAME = "bench-rs"
 DMRAID_NAME = "bench-dmraid"
+STRIPE_NAME = "bench-stripe"
 MD_DEV = "/dev/md100"
 SCHEMA = 1
 RESERVED = 32768        # sectors rainssd and md (--data-offset=16M) keep at the start
@@ -389,10 +390,65 @@ def lat_summary(d):
     }
 
 
+def perf_top(text, top):
+    """perf report -t '|' --sort dso,sym lines -> [[share %, dso, symbol]]."""
+    out = []
+    for line in text.splitlines():
+        f = [x.strip() for x in line.split("|")]
+        if len(f) != 3 or not f[0].endswith("%"):
+            continue
+        try:
+            pct = float(f[0][:-1])
+        except ValueError:
+            continue
+        out.append([pct, f[1], re.sub(r"^\[.\]\s*", "", f[2])])
+        if len(out) >= top:
+            break
+    return out
+
+
+class Profiler:
+    """perf record of the whole system (every CPU, the cpu-clock software
+    event: QEMU/TCG has no hardware counters) from start to stop(); stop()
+    returns the flat profile by symbol: the event, the sample count and the
+    symbols with their share of the samples (at least 0.5%, at most 40),
+    kernel modules named."""
+    TOP = 40
+
+    def __init__(self, path):
+        self.path = path
+        self.p = subprocess.Popen(["perf", "record", "-a", "-e", "cpu-clock", "-F", "997", "-q",
+                                   "-o", path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def stop(self):
+        self.p.send_signal(signal.SIGINT)
+        try:
+            _, err = self.p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            _, err = self.p.communicate()
+        out = {"event": "cpu-clock", "samples": None, "top": []}
+        r = sh(["perf", "report", "-i", self.path, "--stdio", "--no-children", "--sort", "dso,sym",
+                "--percent-limit", "0.5", "-q", "-t", "|"], check=False, timeout=600)
+        if r.returncode != 0:
+            out["error"] = (r.stderr or err.decode(errors="replace")).strip()[-300:]
+            return out
+        out["top"] = perf_top(r.stdout, self.TOP)
+        n = sh(["perf", "script", "-i", self.path, "-F", "cpu"], check=False, timeout=600)
+        out["samples"] = len(n.stdout.splitlines()) if n.returncode == 0 else None
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+        return out
+
+
 class Runner:
     def __init__(self, scenarios, out, repeat, runtime=None, contenders=None,
-                 prefill=True, emit=False, seed=4242, stop_udev=False, trace=None, modules=None):
+                 prefill=True, emit=False, seed=4242, stop_udev=False, trace=None, modules=None,
+                 perf=False):
         self.scenarios = scenarios
+        self.perf = perf    # profile every measured run with perf (cpu-clock, whole system)
         # module spec ('git:REV', 'dir:PATH') -> directory with dm-rainssd.ko
         # (built on the host by scripts/bench run)
         self.modules = dict(modules or {})
@@ -688,6 +744,15 @@ class Runner:
             cmd = ["dmsetup", "create", DMRAID_NAME, "--table", table]
             sh(cmd)
             dev = "/dev/mapper/" + DMRAID_NAME
+        elif c["kind"] == "dm-stripe":
+            # RAID-0 over the same members, the same chunk, from the same data
+            # offset as rainssd and md: the ceiling a RAID-5 is measured against.
+            dev_sec = self.usable_sectors(sc) // (n - 1)
+            devs_off = " ".join("%s %d" % (d, RESERVED) for d in devs)
+            table = "0 %d striped %d %d %s" % (dev_sec * n, n, chunk, devs_off)
+            cmd = ["dmsetup", "create", STRIPE_NAME, "--table", table]
+            sh(cmd)
+            dev = "/dev/mapper/" + STRIPE_NAME
         else:
             level = {"md-raid5": ["--level=5", "--layout=left-symmetric"],
                      "md-raid10": ["--level=10", "--layout=n2"]}[c["kind"]]
@@ -741,8 +806,9 @@ class Runner:
         try:
             if c["kind"] == "rainssd":
                 sh(["dmsetup", "remove", "--retry", RS_NAME], check=False, timeout=120)
-            elif c["kind"] == "dm-raid5":
-                sh(["dmsetup", "remove", "--retry", DMRAID_NAME], check=False, timeout=120)
+            elif c["kind"] in ("dm-raid5", "dm-stripe"):
+                name = DMRAID_NAME if c["kind"] == "dm-raid5" else STRIPE_NAME
+                sh(["dmsetup", "remove", "--retry", name], check=False, timeout=120)
             else:
                 if os.path.exists(MD_DEV):
                     sh(["mdadm", "--stop", MD_DEV], check=False, timeout=120)
@@ -760,8 +826,9 @@ class Runner:
                 return dm_status_line(RS_NAME)
             except OSError:
                 return sh(["dmsetup", "status", RS_NAME], check=False).stdout.strip()
-        if c["kind"] == "dm-raid5":
-            return sh(["dmsetup", "status", DMRAID_NAME], check=False).stdout.strip()
+        if c["kind"] in ("dm-raid5", "dm-stripe"):
+            name = DMRAID_NAME if c["kind"] == "dm-raid5" else STRIPE_NAME
+            return sh(["dmsetup", "status", name], check=False).stdout.strip()
         try:
             with open("/sys/block/md100/md/array_state") as f:
                 return "md array_state " + f.read().strip()
@@ -826,6 +893,8 @@ class Runner:
         try:
             if job.get("trace"):
                 raise ValueError("a trace replay has no fixed pattern")
+            if not all(sc["channel"]["lat_us"]):
+                raise ValueError("zero-latency channels: the CPU is the limit")
             if sc["disturb"].get("foreign"):
                 raise ValueError("a closed-loop foreign tenant takes a share of its member "
                                  "that depends on the queues")
@@ -938,6 +1007,7 @@ class Runner:
         for st in stallers:
             st.start()
         sampler.start()
+        prof = Profiler(os.path.join(tmp, "perf.data")) if self.perf else None
         t0 = now()
         fio_out = os.path.join(tmp, "main.json")
         fenv = dict(os.environ, DEV=dev, **env)
@@ -946,6 +1016,7 @@ class Runner:
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            env=fenv, timeout=runtime + 600)
         t1 = now()
+        profile = prof.stop() if prof else None
         sampler.stop()
         for st in stallers:
             st.stop()
@@ -1020,6 +1091,8 @@ class Runner:
                             period_ms=sc["disturb"]["stall"][st.member]["period_ms"]) for st in stallers],
             "prefill": prefill_info,
         }
+        if profile is not None:
+            rec["perf"] = profile
         if c["kind"] == "rainssd":
             rec["rainssd_counters"] = rainssd_counters(status_before, status_after)
             rec["rainssd_cache"] = rainssd_cache(status_after, n)
@@ -1110,7 +1183,7 @@ class Runner:
             bounds = {}
             for job in sc["jobs"]:
                 env = self.job_env(sc, job)
-                for scheme in ("raid5", "raid10"):
+                for scheme in config.SCHEMES:
                     bounds[(job["name"], scheme)] = self.bound(sc, job, env, scheme)
             for r in range(self.repeat):
                 for oi, c in enumerate(self.order(sc, si, r)):

@@ -92,6 +92,17 @@ def raid10_chunks(start, length, n, chunk):
     return out
 
 
+def raid0_chunks(start, length, n, chunk):
+    """Members a RAID-0 (dm-stripe) I/O touches, one I/O per chunk touched."""
+    out = []
+    pos, end = start, start + length
+    while pos < end:
+        j = pos // chunk
+        out.append(j % n)
+        pos = (j + 1) * chunk
+    return out
+
+
 def _step_time(counts, svc, qd, extra):
     """Time of one step in which member m serves counts[m] I/Os at once:
     ceil(count / qd) rounds of its service time, the slowest member."""
@@ -135,6 +146,11 @@ def _op_cost(scheme, is_write, start, length, n, chunk, svc_r, svc_w, qd, extra)
                 load[b] += 0.5
                 m = a if svc_r[a] + extra[a] <= svc_r[b] + extra[b] else b
                 reads[m] = reads.get(m, 0) + 1
+    elif scheme == "raid0":
+        for m in raid0_chunks(start, length, n, chunk):
+            d = writes if is_write else reads
+            d[m] = d.get(m, 0) + 1
+            load[m] += 1
     else:
         raise ValueError("unknown scheme %r" % scheme)
     path = _step_time(reads, svc_r, qd, extra) + _step_time(writes, svc_w, qd, extra)
@@ -228,6 +244,13 @@ def selftest():
     b = device_bound("raid5", 4, 8, {"read_frac": 0, "bs": 24, "align": 24, "qd": 16}, ch)
     assert abs(b["member_ios_per_io"] - 4) < 1e-9, b
     # A member at half capacity halves the channel bound of a balanced load.
+    # RAID-0 over 4: chunk j on member j % 4; 4 KiB reads or writes, 800/s;
+    # a 16 KiB aligned I/O is one chunk on each member -> 200/s.
+    assert raid0_chunks(0, 40, 4, 8) == [0, 1, 2, 3, 0]
+    b = device_bound("raid0", 4, 8, {"read_frac": 0, "bs": 8, "align": 8, "qd": 16}, ch)
+    assert abs(b["iops"] - 800) < 1e-6 and abs(b["member_ios_per_io"] - 1) < 1e-9, b
+    b = device_bound("raid0", 4, 8, {"read_frac": 1, "bs": 32, "align": 32, "qd": 16}, ch)
+    assert abs(b["iops"] - 200) < 1e-6, b
     ch2 = dict(ch, cap_factor=[0.5, 1, 1, 1])
     b = device_bound("raid5", 4, 8, {"read_frac": 1, "bs": 8, "align": 8, "qd": 16}, ch2)
     assert abs(b["iops"] - 400) < 1e-6, b

@@ -628,6 +628,39 @@ def resync_table(runs, markdown=False):
     return "\n".join(lines) + "\n"
 
 
+def perf_table(d, markdown=False, top=15):
+    """The profile of each scenario/job and contender (runs made with
+    `scripts/bench run --perf`): the symbols with the largest share of the
+    cpu-clock samples, their share averaged over the repeats, with IOPS per
+    sample-second beside the IOPS (what the whole system spent per I/O)."""
+    runs = load_runs(d)
+    lines = []
+    for scen, job, by_con, cons in group(runs):
+        for c in cons:
+            ok = [r for r in by_con[c] if r.get("status") == "ok" and r.get("perf", {}).get("top")]
+            if not ok:
+                continue
+            share, where = {}, {}
+            for r in ok:
+                for pct, dso, sym in r["perf"]["top"]:
+                    share[sym] = share.get(sym, 0.0) + pct / len(ok)
+                    where[sym] = dso
+            iops = statistics.median(r["fio"]["iops"] for r in ok)
+            samples = statistics.median(r["perf"]["samples"] or 0 for r in ok)
+            head = "%s / %s / %s: %d run(s), %.0f IOPS, %.0f samples per run" % (
+                scen, job, c, len(ok), iops, samples)
+            best = sorted(share.items(), key=lambda kv: -kv[1])[:top]
+            if markdown:
+                lines += ["", "**%s**" % head, "", "| share | where | symbol |", "|--:|---|---|"]
+                lines += ["| %.1f%% | %s | `%s` |" % (v, where[k], k) for k, v in best]
+            else:
+                lines += ["", "== " + head]
+                lines += ["   %5.1f%%  %-16s %s" % (v, where[k][:16], k) for k, v in best]
+    if not lines:
+        return "no profiled runs in %s (scripts/bench run --perf)\n" % d
+    return "\n".join(lines) + "\n"
+
+
 def memory_table(d, markdown=False):
     """Memory in flight per scenario/job and contender: rainssd's
     stripe_cache_peak (entries, each a page per member: peak x members x 4
