@@ -67,7 +67,6 @@ struct rs_r5_op {
 	/* Reads. */
 	unsigned int member;		/* the member holding the data */
 	bool by_choice;			/* rebuilt by the read policy, not for a dead member */
-	bool repair;			/* the member's read failed: write the rebuilt data back */
 	bool direct;			/* read it where it is */
 	u64 t_map;			/* mapped, ns */
 	u64 t_issue;			/* its member reads submitted, ns */
@@ -1223,8 +1222,13 @@ static void rs_r5_plan_read(struct rs_r5_op *r5)
 			return rs_r5_finish(r5, BLK_STS_IOERR);
 		r5->direct = false;
 	} else {
-		/* Rebuilt by choice; where the parity was never made, read it. */
-		r5->direct = !rs_r5_synced(r5, 0);
+		/*
+		 * Rebuilt by choice; where the parity was never made, read it.
+		 * Not by choice (a wide read served again after another
+		 * member's chunk failed it, or a member rebuilt since the
+		 * map found it unreadable): read it.
+		 */
+		r5->direct = !r5->by_choice || !rs_r5_synced(r5, 0);
 	}
 	rs_fault_delay(RS_FAULT_DELAY_PREREAD);
 	r5->t_issue = ktime_get_ns();
@@ -1743,10 +1747,9 @@ static unsigned int rs_r5_setup(struct rainssd *rs, struct rs_r5_op *r5, struct 
 		rs_map(g, ls, &loc);
 		r5->member = loc.member;
 		r5->by_choice = rb->by_choice;
-		r5->repair = rb->repair;
 		r5->t_map = rb->t_map;
-		if (rb->repair)
-			r5->bad = BIT(loc.member);
+		/* Its member failed the read: rebuilt, then written back. */
+		r5->bad = rb->bad & BIT(loc.member);
 	}
 	return g->n * pages;
 }
@@ -1770,8 +1773,13 @@ bool rs_r5_feed(struct rainssd *rs, struct bio *bio)
 		struct rs_r5_op *r5;
 		struct rs_op *op;
 
-		/* Reads come one chunk at a time (the map cuts them). */
-		if (!read)
+		/*
+		 * A read is served a chunk at a time (the map cuts most; a wide
+		 * read that failed comes whole), a write by up to maxs stripes.
+		 */
+		if (read)
+			le = min_t(sector_t, le, round_down(ls, g->chunk) + g->chunk);
+		else
 			le = min_t(sector_t, le, (stripe + maxs) * g->stripe_data);
 		pages = rs_r5_setup(rs, NULL, rb, ls, le);
 		/* A tier read again: scratch for the copy's rows (member slot n). */

@@ -92,6 +92,7 @@ static void rs_free(struct rainssd *rs)
 	rs_sync_destroy(rs->sync);
 	rs_bitmap_destroy(rs->bitmap);
 	rs_log_destroy(rs->log);
+	rs_wide_exit(rs);
 	rs_op_exit(rs);
 	if (rs->wq)
 		destroy_workqueue(rs->wq);
@@ -385,6 +386,11 @@ static int rs_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Cannot allocate the operation layer (stripe locks, reserve, biosets)";
 		goto bad;
 	}
+	r = rs_wide_init(rs);
+	if (r) {
+		ti->error = "Cannot allocate the bioset of wide reads";
+		goto bad;
+	}
 	r = rs_sync_create(rs, &rs->sync);
 	if (r) {
 		ti->error = "Cannot allocate the resync and rebuild state";
@@ -432,11 +438,11 @@ static void rs_dtr(struct dm_target *ti)
 }
 
 /*
- * Whether the read of @rb->member's chunk (a live member) is to be rebuilt
- * from the other members: always with read_policy reconstruct while no
- * member is dead; with adaptive when the policy unit finds it cheaper.
+ * Whether a read of live member @m's chunk is to be rebuilt from the other
+ * members: always with read_policy reconstruct while no member is dead; with
+ * adaptive when the policy unit finds it cheaper.
  */
-static bool rs_read_around(struct rainssd *rs, struct rs_bio *rb)
+bool rs_read_around(struct rainssd *rs, unsigned int m)
 {
 	enum rs_read_policy rp = READ_ONCE(rs->read_policy);
 	struct rs_tunables tun = {
@@ -453,7 +459,7 @@ static bool rs_read_around(struct rainssd *rs, struct rs_bio *rb)
 		return !rs_dead_count(rs);
 	snap = get_cpu_ptr(rs->snap);
 	rs_load_snapshot(&rs->load, READ_ONCE(rs->dead_mask), snap);
-	rs_plan_read(snap, rb->member, &tun, &c);
+	rs_plan_read(snap, m, &tun, &c);
 	put_cpu_ptr(rs->snap);
 	if (c.why == RS_WHY_PROBE)
 		rs_stat_inc(rs, RS_STAT_PROBES);
@@ -553,6 +559,8 @@ static int rs_map_read(struct rainssd *rs, struct rs_bio *rb, struct bio *bio)
 	int r;
 
 	rs_map(&rs->geom, rb->iter.bi_sector, &loc);
+	if (bio_sectors(bio) > rs->geom.chunk - loc.row && rs_map_wide_read(rs, rb, bio))
+		return DM_MAPIO_SUBMITTED;
 	rs_cut_bio(rs, rb, bio, rs->geom.chunk - loc.row);
 	rs_stat_inc(rs, RS_STAT_READS);
 	if (rs->tier) {
@@ -561,11 +569,11 @@ static int rs_map_read(struct rainssd *rs, struct rs_bio *rb, struct bio *bio)
 			return r;
 	}
 	rb->member = loc.member;
-	rb->repair = false;
+	rb->bad = 0;
 	unreadable = rs_member_dead(rs, loc.member) ||
 		     (loc.member == READ_ONCE(rs->rebuild_member) &&
 		      loc.stripe >= READ_ONCE(rs->rebuild_cp));
-	rb->by_choice = !unreadable && rs_read_around(rs, rb);
+	rb->by_choice = !unreadable && rs_read_around(rs, loc.member);
 	if (rb->by_choice || unreadable) {
 		rb->t_map = ktime_get_ns();
 		rs_start_stripe_bio(rs, bio, rb);
@@ -611,7 +619,7 @@ static int rs_map_bio(struct dm_target *ti, struct bio *bio)
 	case REQ_OP_WRITE:
 		rs_stat_inc(rs, RS_STAT_WRITES);
 		rb->by_choice = false;
-		rb->repair = false;
+		rb->bad = 0;
 		rs_start_stripe_bio(rs, bio, rb);
 		return DM_MAPIO_SUBMITTED;
 	default:
@@ -637,7 +645,8 @@ static int rs_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 		rs_tier_read_end(rs->tier, rb->tier_epoch);
 		rb->tier_epoch = RS_NO_EPOCH;
 	}
-	if (!*error || rb->kind == RS_BIO_STRIPE)
+	/* Stripe and wide reads dealt with their members' errors already. */
+	if (!*error || rb->kind == RS_BIO_STRIPE || rb->kind == RS_BIO_WIDE)
 		return DM_ENDIO_DONE;
 	/*
 	 * Not the member's fault: a nowait bio that would block, or readahead,
@@ -655,7 +664,7 @@ static int rs_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 			*error = BLK_STS_OK;
 		return DM_ENDIO_DONE;
 	}
-	rb->repair = !rs_read_error(rs, rb->member);
+	rb->bad = rs_read_error(rs, rb->member) ? 0 : BIT(rb->member);
 	if (rs_dead_count(rs) > 1)
 		return DM_ENDIO_DONE;
 	bio->bi_status = BLK_STS_OK;
@@ -840,7 +849,7 @@ static void rs_postsuspend(struct dm_target *ti)
 
 static struct target_type rainssd_target = {
 	.name = "rainssd",
-	.version = {1, 7, 0},
+	.version = {1, 8, 0},
 	.module = THIS_MODULE,
 	.ctr = rs_ctr,
 	.dtr = rs_dtr,

@@ -19,6 +19,8 @@
  *   rainssd-policy.c    the RMW/RCW and direct/rebuilt read decisions (pure).
  *   rainssd-load.c      per-member load signals (lock-free).
  *   rainssd-xor.c       xor_blocks() over any number of sources.
+ *   rainssd-read.c      reads of several chunks served straight from the
+ *                       members, one member bio per member range.
  *   rainssd-op.c        operations without a RAID level: the stripe cache,
  *                       buffers, the stripe-lock table, member-bio batches,
  *                       deferred bios (rainssd-op.h).
@@ -80,7 +82,7 @@
 #include "rainssd-shape.h"
 
 #define DM_MSG_PREFIX "rainssd"
-#define RS_VERSION_STR "1.7.0"
+#define RS_VERSION_STR "1.8.0"
 
 /* md's defaults: speed_limit_min and _max (KiB/s per member), max_corr_read_errors. */
 #define RS_DEF_MIN_RECOVERY_RATE	1000
@@ -191,6 +193,7 @@ struct rainssd {
 	struct workqueue_struct *wq;	/* stripe operations, deferred bios, events */
 	struct work_struct event_work;
 	struct work_struct devstat_work;	/* reads the members' disk statistics */
+	struct bio_set wide_bs;		/* member bios of wide reads (rainssd-read.c) */
 };
 
 /*
@@ -203,6 +206,7 @@ enum rs_bio_kind {
 	RS_BIO_DIRECT,		/* a read remapped to one member */
 	RS_BIO_STRIPE,		/* served by stripe operations */
 	RS_BIO_FLUSH,		/* one of the empty flushes, one per member */
+	RS_BIO_WIDE,		/* a read of several chunks, straight from the members */
 };
 
 struct rs_bio {
@@ -211,10 +215,11 @@ struct rs_bio {
 	blk_status_t status;		/* the first error of any piece */
 	u8 kind;			/* enum rs_bio_kind */
 	bool by_choice;			/* a live member's read rebuilt by the read policy */
-	bool repair;			/* its member failed the read: rebuild and write back */
+	unsigned long bad;		/* members that failed its read: rebuild, write back */
 	bool tier;			/* a read of rows in the tier: member is the copy's */
 	u8 tier_epoch;			/* the tier read epoch it holds, or RS_NO_EPOCH */
 	unsigned int member;		/* direct read, flush: the member */
+	/* wide read: the member bios out (@pending), @bad those that failed */
 	struct rs_load_tag tag;		/* direct read: for the load signals */
 	u64 t_map;			/* rebuilt read: when it was mapped, ns */
 };
@@ -249,7 +254,13 @@ static inline bool rs_member_dead(struct rainssd *rs, unsigned int m)
 /* rainssd-target.c */
 void rs_member_failed(struct rainssd *rs, unsigned int m, const char *why);
 bool rs_read_error(struct rainssd *rs, unsigned int m);
+bool rs_read_around(struct rainssd *rs, unsigned int m);
 void rs_bio_endio_piece(struct rainssd *rs, struct bio *bio, blk_status_t status);
+
+/* rainssd-read.c: reads of several chunks (see there for the contexts) */
+int rs_wide_init(struct rainssd *rs);
+void rs_wide_exit(struct rainssd *rs);
+bool rs_map_wide_read(struct rainssd *rs, struct rs_bio *rb, struct bio *bio);
 
 /* rainssd-args.c */
 int rs_parse_opt_args(struct rainssd *rs, struct dm_arg_set *as);
