@@ -890,24 +890,26 @@ class Runner:
         """The device bound of a job, or one with iops None when the job
         has no fixed pattern (a trace replay)."""
         n = sc["members"]
+        pattern = None
         try:
             if job.get("trace"):
                 raise ValueError("a trace replay has no fixed pattern")
+            rw, rf = fio_pattern(os.path.join(config.FIO_DIR, job["fio"]), env)
+            bs = config.size_bytes(env["BS"]) // 512
+            align = bs if rw in ("read", "write", "rw", "readwrite") else config.size_bytes(env["BA"]) // 512
+            pattern = {"read_frac": rf, "bs": bs, "align": align,
+                       "offset": config.size_bytes(env["OFFSET"]) // 512,
+                       "qd": int(env["IODEPTH"]) * int(env["NUMJOBS"])}
             if not all(sc["channel"]["lat_us"]):
                 raise ValueError("zero-latency channels: the CPU is the limit")
             if sc["disturb"].get("foreign"):
                 raise ValueError("a closed-loop foreign tenant takes a share of its member "
                                  "that depends on the queues")
-            rw, rf = fio_pattern(os.path.join(config.FIO_DIR, job["fio"]), env)
         except ValueError as e:
             return {"scheme": scheme, "iops": None, "limit": "unknown: %s" % e, "iops_channels": None,
                     "iops_qd": None, "member_ios_per_io": None, "member_load": None, "path_ms": None,
-                    "member_capacity_iops": None, "pattern": None}
-        bs = config.size_bytes(env["BS"]) // 512
-        align = bs if rw in ("read", "write", "rw", "readwrite") else config.size_bytes(env["BA"]) // 512
-        pattern = {"read_frac": rf, "bs": bs, "align": align,
-                   "offset": config.size_bytes(env["OFFSET"]) // 512,
-                   "qd": int(env["IODEPTH"]) * int(env["NUMJOBS"])}
+                    "member_capacity_iops": None,
+                    "pattern": dict(pattern, rw=rw) if pattern else None}
         chm = self.channel_model(sc)
         b = model.device_bound(scheme, n, sc["chunk_kb"] * 2, pattern, chm)
         b["pattern"] = dict(pattern, rw=rw)
@@ -1133,12 +1135,18 @@ class Runner:
         self.prepare_kernel(module_dir)
         runs = self.plan()
         self.total = len(runs)
+        try:
+            with open("/sys/devices/system/clocksource/clocksource0/current_clocksource") as f:
+                clock = f.read().strip()
+        except OSError:
+            clock = None
         manifest = {"schema": SCHEMA, "kernel": self.kernel, "rainssd_version": self.rainssd_version,
+                    "clocksource": clock,
                     "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                     "repeat": self.repeat, "runtime_override": self.runtime,
                     "scenarios": [strip_scenario(sc) for sc in self.scenarios], "runs": []}
-        self.log("%d runs: %d scenario(s), %d repeat(s), kernel %s, rainssd %s" % (
-            self.total, len(self.scenarios), self.repeat, self.kernel, self.rainssd_version))
+        self.log("%d runs: %d scenario(s), %d repeat(s), kernel %s, rainssd %s, clocksource %s" % (
+            self.total, len(self.scenarios), self.repeat, self.kernel, self.rainssd_version, clock))
         if self.stop_udev:
             self.udev_off()
         manifest["modules"] = dict(self.modules)

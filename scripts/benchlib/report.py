@@ -155,8 +155,9 @@ def table(d, markdown=False, pooled=False):
     lines = []
     man = load_manifest(d)
     if man:
-        lines.append("kernel %s, rainssd %s, %s repeat(s), started %s, %s s" % (
-            man.get("kernel"), man.get("rainssd_version"), man.get("repeat"), man.get("started"),
+        lines.append("kernel %s%s, rainssd %s, %s repeat(s), started %s, %s s" % (
+            man.get("kernel"), ", clocksource %s" % man["clocksource"] if man.get("clocksource") else "",
+            man.get("rainssd_version"), man.get("repeat"), man.get("started"),
             man.get("elapsed_s", "?")))
         if man.get("modules"):
             lines.append("other module builds: %s" % ", ".join(
@@ -169,7 +170,7 @@ def table(d, markdown=False, pooled=False):
         any_run = next(iter(by_con.values()))[0]
         b = {r["scheme"]: r["device_bound"] for rs in by_con.values() for r in rs if r.get("device_bound")}
         env = any_run.get("fio_env", {})
-        pat = (b.get("raid5") or b.get("raid10") or {}).get("pattern") or {}
+        pat = next((v["pattern"] for v in b.values() if v.get("pattern")), {})
         qd = int(env.get("IODEPTH", 1)) * int(env.get("NUMJOBS", 1))
         t = any_run.get("trace")
         if t:
