@@ -76,13 +76,7 @@ static void rs_wide_done(struct rainssd *rs, struct bio *bio)
 		bio_endio(bio);
 		return;
 	}
-	rb->bad = 0;
-	rb->by_choice = false;
-	rb->t_map = ktime_get_ns();
-	rb->kind = RS_BIO_STRIPE;
-	rb->status = BLK_STS_OK;
-	atomic_set(&rb->pending, 1);
-	rs_defer_bio(rs, bio);
+	rs_read_again(rs, bio, 0);
 }
 
 static void rs_wide_endio(struct bio *b)

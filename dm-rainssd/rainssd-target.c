@@ -75,6 +75,24 @@ void rs_bio_endio_piece(struct rainssd *rs, struct bio *bio, blk_status_t status
 	bio_endio(bio);
 }
 
+/*
+ * Serve read @bio (rb->iter: what it reads) again by stripe operations, a
+ * chunk at a time: each chunk of a member in @bad rebuilt from the others and
+ * written back, every other chunk read from its member. Any context.
+ */
+void rs_read_again(struct rainssd *rs, struct bio *bio, unsigned long bad)
+{
+	struct rs_bio *rb = rs_bio(bio);
+
+	rb->bad = bad;
+	rb->by_choice = false;
+	rb->t_map = ktime_get_ns();
+	rb->kind = RS_BIO_STRIPE;
+	rb->status = BLK_STS_OK;
+	atomic_set(&rb->pending, 1);
+	rs_defer_bio(rs, bio);
+}
+
 /* Hand a stripe bio to operations, after any bio already waiting for one. */
 static void rs_submit_stripe(struct rainssd *rs, struct bio *bio)
 {
@@ -638,6 +656,7 @@ static int rs_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 {
 	struct rainssd *rs = ti->private;
 	struct rs_bio *rb = rs_bio(bio);
+	unsigned long bad;
 
 	if (rb->kind == RS_BIO_DIRECT && rs_load_done(&rs->load, rb->member, &rb->tag))
 		rs_mstat_inc(rs, rb->member, RS_MSTAT_STALLS);
@@ -664,17 +683,12 @@ static int rs_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 			*error = BLK_STS_OK;
 		return DM_ENDIO_DONE;
 	}
-	rb->bad = rs_read_error(rs, rb->member) ? 0 : BIT(rb->member);
+	bad = rs_read_error(rs, rb->member) ? 0 : BIT(rb->member);
 	if (rs_dead_count(rs) > 1)
 		return DM_ENDIO_DONE;
 	bio->bi_status = BLK_STS_OK;
 	bio->bi_iter = rb->iter;
-	rb->by_choice = false;
-	rb->t_map = ktime_get_ns();
-	rb->kind = RS_BIO_STRIPE;
-	rb->status = BLK_STS_OK;
-	atomic_set(&rb->pending, 1);
-	rs_defer_bio(rs, bio);
+	rs_read_again(rs, bio, bad);
 	return DM_ENDIO_INCOMPLETE;
 }
 

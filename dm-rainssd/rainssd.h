@@ -255,6 +255,7 @@ static inline bool rs_member_dead(struct rainssd *rs, unsigned int m)
 void rs_member_failed(struct rainssd *rs, unsigned int m, const char *why);
 bool rs_read_error(struct rainssd *rs, unsigned int m);
 bool rs_read_around(struct rainssd *rs, unsigned int m);
+void rs_read_again(struct rainssd *rs, struct bio *bio, unsigned long bad);
 void rs_bio_endio_piece(struct rainssd *rs, struct bio *bio, blk_status_t status);
 
 /* rainssd-read.c: reads of several chunks (see there for the contexts) */
