@@ -81,3 +81,19 @@ done
 t_fio fill $v --rw=read --bs=1m --iodepth=2 --size=8m --verify=crc32c --verify_only=1 \
 	--verify_fatal=1 --verify_interval=64k
 t_parity
+
+# A failed member is never read wide. Member 1 is failed by message (its
+# device stays readable, holding what it held), the first 8 MiB written
+# again with other bytes, degraded; 1 MiB reads must return the new bytes
+# (member 1's chunks rebuilt from the others), not member 1's stale ones.
+head -c 8M /dev/urandom >/tmp/wide-a
+head -c 8M /dev/urandom >/tmp/wide-b
+dd if=/tmp/wide-a of=$v bs=1M oflag=direct status=none || fail "write a"
+dmsetup message rsw 0 fail 1 || fail "fail 1"
+[ "$(t_status_field rsw 2)" = ADAA ] || fail "member 1 not failed: $(t_status_field rsw 2)"
+dd if=/tmp/wide-b of=$v bs=1M oflag=direct status=none || fail "write b"
+got=$(dd if=$v bs=1M count=8 iflag=direct status=none | md5sum | cut -d' ' -f1)
+want=$(md5sum </tmp/wide-b | cut -d' ' -f1)
+stale=$(md5sum </tmp/wide-a | cut -d' ' -f1)
+note "degraded 1 MiB reads: $got (written $want, before $stale)"
+[ "$got" = "$want" ] || fail "degraded reads returned other bytes than the last written"
