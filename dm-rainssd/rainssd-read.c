@@ -105,16 +105,22 @@ static void rs_wide_endio(struct bio *b)
 		rs_wide_done(rs, bio);
 }
 
-/* Whether every data member of @rb->iter's chunks is read directly. */
-static bool rs_wide_direct(struct rainssd *rs, struct rs_bio *rb)
+/*
+ * Whether every data member of @rb->iter's chunks is read directly, and in
+ * @probes how many of those reads are probes: the caller counts them once
+ * the read is sent whole (chunk by chunk, the policy is asked again).
+ */
+static bool rs_wide_direct(struct rainssd *rs, struct rs_bio *rb, unsigned int *probes)
 {
 	const struct rs_geom *g = &rs->geom;
 	u64 first = rb->iter.bi_sector >> g->chunk_shift;
 	u64 last = (rb->iter.bi_sector + (rb->iter.bi_size >> SECTOR_SHIFT) - 1) >> g->chunk_shift;
 	unsigned long seen = 0;
 	struct rs_loc loc;
+	bool probe;
 	u64 c;
 
+	*probes = 0;
 	if (READ_ONCE(rs->read_policy) == RS_READ_DIRECT)
 		return true;
 	for (c = first; c <= last && hweight_long(seen) < g->n; c++) {
@@ -122,8 +128,9 @@ static bool rs_wide_direct(struct rainssd *rs, struct rs_bio *rb)
 		if (seen & BIT(loc.member))
 			continue;
 		seen |= BIT(loc.member);
-		if (rs_read_around(rs, loc.member))
+		if (rs_read_around(rs, loc.member, &probe))
 			return false;
+		*probes += probe;
 	}
 	return true;
 }
@@ -198,12 +205,12 @@ bool rs_map_wide_read(struct rainssd *rs, struct rs_bio *rb, struct bio *bio)
 	const struct rs_geom *g = &rs->geom;
 	struct rs_wide_build wb = { .list = BIO_EMPTY_LIST };
 	struct bvec_iter it = rb->iter, data = bio->bi_iter;
-	unsigned int pieces = 0;
+	unsigned int pieces = 0, probes;
 	struct bio *b;
 
 	if (rs->tier || READ_ONCE(rs->dead_mask) ||
 	    READ_ONCE(rs->rebuild_member) != RS_NO_MEMBER ||
-	    READ_ONCE(rs->read_policy) == RS_READ_RECONSTRUCT || !rs_wide_direct(rs, rb))
+	    READ_ONCE(rs->read_policy) == RS_READ_RECONSTRUCT || !rs_wide_direct(rs, rb, &probes))
 		return false;
 
 	while (it.bi_size) {
@@ -238,6 +245,8 @@ bool rs_map_wide_read(struct rainssd *rs, struct rs_bio *rb, struct bio *bio)
 	atomic_set(&rb->pending, wb.nbios);
 	/* Counted as the per-chunk path would: a read per chunk. */
 	this_cpu_add(rs->stats->c[RS_STAT_READS], pieces);
+	if (probes)
+		this_cpu_add(rs->stats->c[RS_STAT_PROBES], probes);
 	while ((b = bio_list_pop(&wb.list))) {
 		struct rs_wbio *w = container_of(b, struct rs_wbio, bio);
 

@@ -391,7 +391,13 @@ static int rs_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	}
 	r = -ENOMEM;
-	rs->wq = alloc_workqueue("rainssd", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
+	/*
+	 * Unbound (as dm-crypt's kcryptd): a per-CPU workqueue kept every
+	 * step of the operations of one submitter, and their completions, on
+	 * the submitter's CPU (4 KiB random writes at 0.5x md RAID-5 on
+	 * 1 ms channels; docs/benchmarks.md, "make demo's mixed job").
+	 */
+	rs->wq = alloc_workqueue("rainssd", WQ_UNBOUND | WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
 	if (!rs->wq) {
 		ti->error = "Cannot allocate the workqueue";
 		goto bad;
@@ -458,9 +464,11 @@ static void rs_dtr(struct dm_target *ti)
 /*
  * Whether a read of live member @m's chunk is to be rebuilt from the other
  * members: always with read_policy reconstruct while no member is dead; with
- * adaptive when the policy unit finds it cheaper.
+ * adaptive when the policy unit finds it cheaper. A direct read that is a
+ * probe is counted in the status, or with @probe given, reported there for
+ * the caller to count once the read is really sent.
  */
-bool rs_read_around(struct rainssd *rs, unsigned int m)
+bool rs_read_around(struct rainssd *rs, unsigned int m, bool *probe)
 {
 	enum rs_read_policy rp = READ_ONCE(rs->read_policy);
 	struct rs_tunables tun = {
@@ -479,7 +487,9 @@ bool rs_read_around(struct rainssd *rs, unsigned int m)
 	rs_load_snapshot(&rs->load, READ_ONCE(rs->dead_mask), snap);
 	rs_plan_read(snap, m, &tun, &c);
 	put_cpu_ptr(rs->snap);
-	if (c.why == RS_WHY_PROBE)
+	if (probe)
+		*probe = c.why == RS_WHY_PROBE;
+	else if (c.why == RS_WHY_PROBE)
 		rs_stat_inc(rs, RS_STAT_PROBES);
 	return c.reconstruct;
 }
@@ -591,7 +601,7 @@ static int rs_map_read(struct rainssd *rs, struct rs_bio *rb, struct bio *bio)
 	unreadable = rs_member_dead(rs, loc.member) ||
 		     (loc.member == READ_ONCE(rs->rebuild_member) &&
 		      loc.stripe >= READ_ONCE(rs->rebuild_cp));
-	rb->by_choice = !unreadable && rs_read_around(rs, loc.member);
+	rb->by_choice = !unreadable && rs_read_around(rs, loc.member, NULL);
 	if (rb->by_choice || unreadable) {
 		rb->t_map = ktime_get_ns();
 		rs_start_stripe_bio(rs, bio, rb);
@@ -863,7 +873,7 @@ static void rs_postsuspend(struct dm_target *ti)
 
 static struct target_type rainssd_target = {
 	.name = "rainssd",
-	.version = {1, 8, 0},
+	.version = {1, 8, 1},
 	.module = THIS_MODULE,
 	.ctr = rs_ctr,
 	.dtr = rs_dtr,

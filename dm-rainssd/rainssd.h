@@ -82,7 +82,7 @@
 #include "rainssd-shape.h"
 
 #define DM_MSG_PREFIX "rainssd"
-#define RS_VERSION_STR "1.8.0"
+#define RS_VERSION_STR "1.8.1"
 
 /* md's defaults: speed_limit_min and _max (KiB/s per member), max_corr_read_errors. */
 #define RS_DEF_MIN_RECOVERY_RATE	1000
@@ -254,7 +254,7 @@ static inline bool rs_member_dead(struct rainssd *rs, unsigned int m)
 /* rainssd-target.c */
 void rs_member_failed(struct rainssd *rs, unsigned int m, const char *why);
 bool rs_read_error(struct rainssd *rs, unsigned int m);
-bool rs_read_around(struct rainssd *rs, unsigned int m);
+bool rs_read_around(struct rainssd *rs, unsigned int m, bool *probe);
 void rs_read_again(struct rainssd *rs, struct bio *bio, unsigned long bad);
 void rs_bio_endio_piece(struct rainssd *rs, struct bio *bio, blk_status_t status);
 
