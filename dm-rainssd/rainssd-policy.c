@@ -258,17 +258,20 @@ static u64 rs_t_xor(const struct rs_load_snap *ls, const struct rs_tunables *t)
 }
 
 /*
- * T_B, the cost of rebuilding the read from the other members, TODAES'22
- * Eq. 4, T_B = t_xor + t_rd * sum_{i != 0} n_i: the delay the k-1 inserted
- * reads add to the requests queued on the other members. The paper's SSD
- * puts those reads at the head of each queue, so they wait for nothing; a
- * Linux block device queues them behind what is there. So here each of them
- * is priced as Eq. 1-3 price the direct read: the slowest one's wait and
+ * T_B, the cost of rebuilding the read from the other members, after
+ * TODAES'22 Eq. 4. The paper's SSD puts the k-1 inserted reads at the head
+ * of each member's queue, so they wait for nothing and delay everything
+ * queued there: T_B = t_xor + t_rd * sum_{i != 0} n_i. A Linux block device
+ * queues them at the tail, behind what is there: they delay no request
+ * already queued (1.9.0 dropped that term; up to 1.8.1 it was priced on
+ * top of the others), and each waits as the direct read would. So each is
+ * priced as Eq. 1-3 price the direct read: the slowest one's wait and
  * service time, and on every member the delay it adds to the requests that
- * arrive while it waits, on top of the paper's term. These load terms are
- * weighted by recon_load_pct (100: as described; 0: compare response times
- * only). With equal load on every member T_B is never below T_A, whatever
- * the weight, so the read stays direct.
+ * arrive while it waits (the target's and others' arrivals). That load term
+ * is weighted by recon_load_pct (100: as described; 0: compare response
+ * times only). With equal load on every member T_B is never below T_A,
+ * whatever the weight (the k-1 load terms are each T_A's, t_xor >= 0), so
+ * the read stays direct.
  */
 u64 rs_cost_read_recon(const struct rs_load_snap *ls, unsigned int target,
 		       const struct rs_tunables *t)
@@ -281,11 +284,10 @@ u64 rs_cost_read_recon(const struct rs_load_snap *ls, unsigned int target,
 
 		if (i == target)
 			continue;
-		delay += (u64)m->t_read * (m->reads + m->writes) + rs_foreign_wait(m) +
-			 rs_arrival_delay(m);
+		delay += rs_arrival_delay(m);
 		slowest = max(slowest, rs_member_wait(m) + m->t_read);
 	}
-	/* delay < 31 * (2^52 + 2^47) < 2^57: weighting it needs mul_u64_u32_div. */
+	/* delay < 31 * 2^52 < 2^57: weighting it needs mul_u64_u32_div. */
 	return rs_t_xor(ls, t) + slowest + mul_u64_u32_div(delay, t->recon_load_pct, 100);
 }
 

@@ -431,9 +431,10 @@ static void tun_default(struct rs_tunables *t)
  * 500 us; CH1 has a read queued, CH2 a write. t_rd = 45 us, t_wr = 700 us,
  * t_xor = 19 us:
  *   T_A = (2*45 + 3*700) * (1 + 45/500) + 45  = 2431.757 us (t_rd*f in 1/1024)
- *   T_B = 19 + max(45 + 45, 700 + 45) + 45 * (1 + 1) = 854 us
- * (the paper's T_B, 19 + 45 * 2 = 109 us, plus the wait and service of the
- * slower inserted read), so the read is rebuilt from CH1 and CH2.
+ *   T_B = 19 + max(45 + 45, 700 + 45) = 764 us
+ * (the paper's T_B, 19 + 45 * 2 = 109 us, is for reads put at the head of
+ * CH1's and CH2's queues; here they wait at the tail, so the slower one's
+ * wait and service count instead), so the read is rebuilt from CH1 and CH2.
  */
 static void rs_read_todaes_fig4(struct kunit *test)
 {
@@ -450,7 +451,7 @@ static void rs_read_todaes_fig4(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, rs_plan_read(ls, 0, &t, &c));
 	KUNIT_EXPECT_EQ(test, c.why, RS_WHY_COST);
 	KUNIT_EXPECT_EQ(test, c.cost_direct, 2431757ULL);
-	KUNIT_EXPECT_EQ(test, c.cost_recon, 854ULL * US);
+	KUNIT_EXPECT_EQ(test, c.cost_recon, 764ULL * US);
 
 	/* The same queues on the other two members: read CH0 directly. */
 	snap_q(ls, 0, 0, 0, 0);
@@ -476,17 +477,28 @@ static void rs_read_foreign_load(struct kunit *test)
 	ls->m[0].t_read = 17000 * US;
 	KUNIT_EXPECT_TRUE(test, rs_plan_read(ls, 0, &t, &c));
 	KUNIT_EXPECT_TRUE(test, rs_plan_read(ls, 0, &t, NULL));
-	/* The others' own queues count against rebuilding: 7 members * 3 ms. */
+	/*
+	 * The others' queues (3 ms each) delay the rebuilt read, queued behind
+	 * them, but no request already there: 17 ms direct against the
+	 * slowest other (3 + 1 ms) plus t_xor, rebuilt.
+	 */
 	for (unsigned int i = 1; i < 8; i++)
 		snap_q(ls, i, 2, 1, 0);
-	KUNIT_EXPECT_FALSE(test, rs_plan_read(ls, 0, &t, &c));
-	/*
-	 * Without the load terms only response times count: 17 ms direct
-	 * against the slowest other (3 + 1 ms) plus t_xor.
-	 */
-	t.recon_load_pct = 0;
 	KUNIT_EXPECT_TRUE(test, rs_plan_read(ls, 0, &t, &c));
 	KUNIT_EXPECT_EQ(test, c.cost_direct, 17000ULL * US);
+	KUNIT_EXPECT_EQ(test, c.cost_recon, 4019ULL * US);
+	/*
+	 * Requests arriving on them every 1.5 ms (t_R f = 2/3): each inserted
+	 * read delays the arrivals of its 3 ms wait by 2 ms, 7 * 2 ms in all
+	 * (t_R f in 1/1024: 1998.05 us each), against rebuilding.
+	 */
+	for (unsigned int i = 1; i < 8; i++)
+		ls->m[i].interval = 1500 * US;
+	KUNIT_EXPECT_FALSE(test, rs_plan_read(ls, 0, &t, &c));
+	KUNIT_EXPECT_EQ(test, c.cost_recon, 4019ULL * US + 7 * 1998046ULL);
+	/* Without the load terms only response times count. */
+	t.recon_load_pct = 0;
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(ls, 0, &t, &c));
 	KUNIT_EXPECT_EQ(test, c.cost_recon, 4019ULL * US);
 	t.recon_load_pct = 100;
 	/* A stalled target member: rebuilt. */
@@ -536,10 +548,12 @@ static void rs_read_foreign_queue(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c.cost_direct, 8250ULL * US);
 
 	/*
-	 * On the other members, others' load counts against rebuilding: 8
-	 * requests of theirs on each of 0, 1 and 3 (2 ms of wait each) and
-	 * the target's 3 reads there: T_B = 19 + 2000 + 750 + 250 +
-	 * 3 * (750 + 2000) = 11269 us > T_A = 4250 us.
+	 * On the other members others' load delays the rebuilt read: 8
+	 * requests of theirs on each of 0, 1 and 3 and the target's 3 reads
+	 * there, T_B = 19 + 2000 + 750 + 250 = 3019 us < T_A = 4250 us. Their
+	 * arrivals, one every 500 us on each (t_R f = 1/2), count against it:
+	 * each inserted read delays those of its 2750 us wait by 1375 us,
+	 * T_B = 3019 + 3 * 1375 = 7144 us > T_A.
 	 */
 	snap_idle(ls, 4, 250 * US, 250 * US);
 	ls->m[2].foreign = 16 * RS_OCC_ONE;
@@ -549,9 +563,14 @@ static void rs_read_foreign_queue(struct kunit *test)
 		snap_q(ls, i, 3, 0, 0);
 		ls->m[i].foreign = 8 * RS_OCC_ONE;
 	}
-	KUNIT_EXPECT_FALSE(test, rs_plan_read(ls, 2, &t, &c));
+	KUNIT_EXPECT_TRUE(test, rs_plan_read(ls, 2, &t, &c));
 	KUNIT_EXPECT_EQ(test, c.cost_direct, 4250ULL * US);
-	KUNIT_EXPECT_EQ(test, c.cost_recon, 11269ULL * US);
+	KUNIT_EXPECT_EQ(test, c.cost_recon, 3019ULL * US);
+	for (unsigned int i = 0; i < 4; i++)
+		if (i != 2)
+			ls->m[i].foreign_interval = 500 * US;
+	KUNIT_EXPECT_FALSE(test, rs_plan_read(ls, 2, &t, &c));
+	KUNIT_EXPECT_EQ(test, c.cost_recon, 7144ULL * US);
 
 	/*
 	 * Not read for probe_ms: probed, unless its statistics show the
