@@ -96,6 +96,27 @@ def read_meminfo():
     return out
 
 
+def read_cpu():
+    """The guest's CPU time from /proc/stat's first line: (busy, total)
+    jiffies summed over every CPU; busy is all but idle and iowait (an
+    emulated CPU that waits for nothing is busy)."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return (0, 0)
+    idle = v[3] + (v[4] if len(v) > 4 else 0)
+    total = sum(v[:8])
+    return (total - idle, total)
+
+
+def cpu_busy(a, b):
+    """Share of the guest's CPU time that was busy between two read_cpu()
+    samples, or None."""
+    dt = b[1] - a[1]
+    return round((b[0] - a[0]) / dt, 4) if dt > 0 else None
+
+
 def read_inflight(name):
     with open("/sys/block/%s/inflight" % name) as f:
         r, w = f.read().split()
@@ -250,11 +271,12 @@ class Sampler(threading.Thread):
         self.md_cache = md_cache
         self.mem_low, self.mem_high, self.md_active_max = {}, {}, None
         self.first = self.snap()
-        self.w_start = None      # (time, stats, meminfo) just before member I/O started
-        self.w_last = None       # (time, stats, meminfo) of the last sample that saw member I/O move
+        self.w_start = None      # (time, stats, meminfo, cpu) just before member I/O started
+        self.w_last = None       # (time, stats, meminfo, cpu) of the last sample that saw member I/O move
+        self.cpu = None          # the guest's busy CPU share over the window (window() sets it)
 
     def snap(self):
-        return now(), [read_stat(x) for x in self.names], read_meminfo()
+        return now(), [read_stat(x) for x in self.names], read_meminfo(), read_cpu()
 
     def _mem(self, snap):
         mi = snap[2]
@@ -313,8 +335,10 @@ class Sampler(threading.Thread):
         """(seconds, start stats, end stats) of the measured window; final is
         a snapshot taken after fio exited."""
         if self.w_start is None:  # too short for two samples: whole fio run
+            self.cpu = cpu_busy(self.first[3], final[3])
             return final[0] - self.first[0], self.first[1], final[1]
         end = final if self._ios(final[1], self.nm) != self._ios(self.w_last[1], self.nm) else self.w_last
+        self.cpu = cpu_busy(self.w_start[3], end[3])
         return end[0] - self.w_start[0], self.w_start[1], end[1]
 
     def memory(self):
@@ -1078,6 +1102,7 @@ class Runner:
             "member_io_cv": round(cv(m["ios"] for m in mem), 4),
             "channel_load_cv": round(cv(x["avg_inflight"] for x in chan), 4),
             "inflight_samples": samp,
+            "guest_cpu_busy": sampler.cpu,
             "member_stats": mem,
             "channel_stats": chan,
             "fio": {"read": rd, "write": wr,

@@ -125,6 +125,10 @@ def summarize(runs, pooled=False):
     s["mio"] = med(r["member_ios_per_user_io"] for r in ok)
     s["cv"] = med(r["member_load_cv"] for r in ok)
     s["cv_samples"] = med(r["inflight_samples"]["member_cv_mean"] for r in ok)
+    # The guest's busy CPU share over the window (run files from 1.8.1's
+    # bench on; older ones lack it).
+    cpu = [r["guest_cpu_busy"] for r in ok if r.get("guest_cpu_busy") is not None]
+    s["cpu"] = med(cpu) if cpu else None
     s["bound"] = ok[0]["device_bound"]["iops"]
     s["bound_limit"] = ok[0]["device_bound"]["limit"]
     s["frac"] = s["iops"] / s["bound"] if s["bound"] else None
@@ -193,15 +197,15 @@ def table(d, markdown=False, pooled=False):
             lines.append("")
             lat_h = "".join("| %s mean (ms) | p99 | p99.9 | p99.99 " % d for d in dirs)
             lines.append("| contender | n | IOPS | ± | MiB/s | of bound | of meas. bound | vs md-raid5 " + lat_h
-                         + "| member I/Os per I/O | load CV |")
-            lines.append("|---|" + "--:|" * (9 + 4 * len(dirs)))
+                         + "| member I/Os per I/O | load CV | guest CPU |")
+            lines.append("|---|" + "--:|" * (10 + 4 * len(dirs)))
         else:
             lines.append("")
             lines.append("== " + head)
             lines.append("   " + bl)
-            lines.append("   %-20s %2s %7s %5s %7s %6s %6s %6s | %s | %s | %6s %5s" % (
+            lines.append("   %-20s %2s %7s %5s %7s %6s %6s %6s | %s | %s | %6s %5s %4s" % (
                 "contender", "n", "IOPS", "+-", "MiB/s", "bound", "m.bnd", "x md5",
-                "read ms: mean    p99  p99.9 p99.99", "write ms: mean    p99  p99.9 p99.99", "mIO/IO", "CV"))
+                "read ms: mean    p99  p99.9 p99.99", "write ms: mean    p99  p99.9 p99.99", "mIO/IO", "CV", "cpu"))
         for c in cons:
             s = sums[c]
             if not s["n"]:
@@ -223,21 +227,22 @@ def table(d, markdown=False, pooled=False):
                     return ["-"] * 4
                 return [f_ms(x[k]).strip() for k in ("mean", "p99", "p99.9", "p99.99")]
             r_, w_ = lat("read"), lat("write")
+            cpu = "%.0f%%" % (100 * s["cpu"]) if s.get("cpu") is not None else "-"
             if markdown:
                 lats = " | ".join(" | ".join(r_ if d == "read" else w_) for d in dirs)
-                lines.append("| %s | %d | %.0f | %.0f%% | %.2f | %s | %s | %s | %s | %.2f | %.2f |" % (
+                lines.append("| %s | %d | %.0f | %.0f%% | %.2f | %s | %s | %s | %s | %.2f | %.2f | %s |" % (
                     c, s["n"], s["iops"], 100 * s["spread"], s["mib_s"],
                     "%.0f%%" % (100 * s["frac"]) if s["frac"] is not None else "-",
                     "%.0f%%" % (100 * s["mfrac"]) if s["mfrac"] is not None else "-",
-                    "%.2f" % ratio if ratio else "-", lats, s["mio"] or 0, s["cv"]))
+                    "%.2f" % ratio if ratio else "-", lats, s["mio"] or 0, s["cv"], cpu))
             else:
-                lines.append("   %-20s %2d %7.0f %4.0f%% %7.2f %6s %6s %6s | %s | %s | %6.2f %5.2f%s" % (
+                lines.append("   %-20s %2d %7.0f %4.0f%% %7.2f %6s %6s %6s | %s | %s | %6.2f %5.2f %4s%s" % (
                     c, s["n"], s["iops"], 100 * s["spread"], s["mib_s"],
                     "%.0f%%" % (100 * s["frac"]) if s["frac"] is not None else "-",
                     "%.0f%%" % (100 * s["mfrac"]) if s["mfrac"] is not None else "-",
                     "%.2f" % ratio if ratio else "-",
                     "%14s %6s %6s %6s" % tuple(r_), "%15s %6s %6s %6s" % tuple(w_),
-                    s["mio"] or 0, s["cv"], "  (%d failed)" % s["n_err"] if s["n_err"] else ""))
+                    s["mio"] or 0, s["cv"], cpu, "  (%d failed)" % s["n_err"] if s["n_err"] else ""))
     return "\n".join(lines) + "\n"
 
 
