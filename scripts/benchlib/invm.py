@@ -1394,18 +1394,22 @@ def rainssd_counters(before, after):
 CACHE_FIELDS = ["stripe_cache_used", "stripe_cache", "stripe_cache_peak", "ops", "replans",
                 "deferred_bios", "reserve_ops", "emergency_steps"]
 SYNC_FIELDS = ["sync_ratio", "sync_action", "read_errors", "repaired"]
+# 1.5.0's mismatch_cnt and 1.7.0's tier fields (docs/rainssd.rst, Status).
+TIER_FIELDS = ["mismatch_cnt", "tier_stripes", "tier_to_r1", "tier_to_r5", "tier_offline",
+               "tier_writes", "tier_reads", "migration_action", "metadata_mode", "needs_check"]
 
 
 def rainssd_tail(line, n):
     """The status fields after the member words, by name: 1.3.0's eight
-    (CACHE_FIELDS) and 1.4.0's four more (SYNC_FIELDS); {} for a version
-    without them (1.2.0's line ends with the member words)."""
+    (CACHE_FIELDS), 1.4.0's four more (SYNC_FIELDS) and the later ones
+    (TIER_FIELDS); {} for a version without them (1.2.0's line ends with the
+    member words)."""
     w = line.split()
     if len(w) < 3 or w[2] != "rainssd":
         return {}
     f = w[3:]
     tail = f[19 + n:]   # 19 fields before the member words (1.2.0 and later)
-    return {k: tail[i] for i, k in enumerate(CACHE_FIELDS + SYNC_FIELDS) if i < len(tail)}
+    return {k: tail[i] for i, k in enumerate(CACHE_FIELDS + SYNC_FIELDS + TIER_FIELDS) if i < len(tail)}
 
 
 def rainssd_cache(line, n):

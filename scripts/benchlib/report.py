@@ -713,6 +713,90 @@ def memory_table(d, markdown=False):
     return "\n".join(lines) + "\n"
 
 
+TIER_COUNTERS = ("tier_to_r1", "tier_to_r5", "tier_offline", "tier_writes", "tier_reads")
+STRIPE_WRITES = ("full_stripe_writes", "rmw", "rcw", "degraded_writes")
+
+
+def tier_delta(r):
+    """What one rainssd run did in the tier: the counters' change over the
+    window (status before and after), the stripe writes, and the tier's use
+    at the end; None for md or a volume without a tier."""
+    from . import invm
+    n = r.get("members")
+    a, b = r.get("status_before") or "", r.get("status_after") or ""
+    ta, tb = invm.rainssd_tail(a, n), invm.rainssd_tail(b, n)
+    if "tier_stripes" not in tb or "tier_stripes" not in ta or tb["tier_stripes"].endswith("/0"):
+        return None
+    try:
+        out = {k: int(tb[k]) - int(ta[k]) for k in TIER_COUNTERS}
+        sa, sb = invm.parse_rainssd_status(a), invm.parse_rainssd_status(b)
+        out["r5_writes"] = sum(int(sb[k]) - int(sa[k]) for k in STRIPE_WRITES)
+        used, cap = (int(x) for x in tb["tier_stripes"].split("/"))
+    except (KeyError, ValueError):
+        return None
+    out["used"], out["capacity"] = used, cap
+    return out
+
+
+def member_amp(r):
+    """Member write I/Os and member read I/Os per user write, and member
+    write bytes per user write byte (fio's MiB/s over its runtime); None
+    without user writes."""
+    w = r["fio"]["write"]
+    if not w["ios"]:
+        return None
+    ms = r.get("member_stats") or []
+    mw = sum(m["writes"] for m in ms)
+    mr = sum(m["reads"] for m in ms)
+    mws = sum(m["write_sectors"] for m in ms) * 512.0
+    ub = w["mib_s"] * 1048576.0 * r["fio"]["job_runtime_ms"] / 1000.0
+    return {"w_per_w": mw / w["ios"], "r_per_w": mr / w["ios"],
+            "bytes": mws / ub if ub else None}
+
+
+def tier_table(d, markdown=False):
+    """The RAID1 tier's work per scenario/job and contender (issue 18, and
+    HybRAID's Table 3 and Fig. 10 beside it): IOPS; the share of stripe
+    writes the tier served (its hit ratio), stripes that entered it, went
+    home by a full-stripe write, and were moved home by the offline
+    migration, its use at the end; and for every contender the member writes
+    and reads per user write and the member bytes written per user byte
+    (write amplification). Medians over the repeats."""
+    runs = load_runs(d)
+    cols = ["scenario / job", "contender", "n", "IOPS", "tier hits", "entered", "went home",
+            "offline", "tier used", "member writes / write", "member reads / write", "bytes written / user byte"]
+    lines = []
+    if markdown:
+        lines.append("| " + " | ".join(cols) + " |")
+        lines.append("|---|---|" + "--:|" * (len(cols) - 2))
+    else:
+        lines.append("  ".join(cols))
+    for scen, job, by_con, cons in group(runs):
+        for c in cons:
+            ok = [r for r in by_con[c] if r.get("status") == "ok"]
+            if not ok:
+                continue
+            td = [t for t in (tier_delta(r) for r in ok) if t]
+            am = [a for a in (member_amp(r) for r in ok) if a]
+            cells = ["%s / %s" % (scen, job), c, str(len(ok)), _range([r["fio"]["iops"] for r in ok], "%.0f")]
+            if td:
+                hits = [100.0 * t["tier_writes"] / (t["tier_writes"] + t["r5_writes"])
+                        for t in td if t["tier_writes"] + t["r5_writes"]]
+                cells += [_range(hits, "%.0f%%"), _range([t["tier_to_r1"] for t in td], "%.0f"),
+                          _range([t["tier_to_r5"] for t in td], "%.0f"),
+                          _range([t["tier_offline"] for t in td], "%.0f"),
+                          _range([100.0 * t["used"] / t["capacity"] for t in td], "%.0f%%")]
+            else:
+                cells += ["-"] * 5
+            if am:
+                cells += [_range([a["w_per_w"] for a in am], "%.2f"), _range([a["r_per_w"] for a in am], "%.2f"),
+                          _range([a["bytes"] for a in am if a["bytes"] is not None], "%.2f")]
+            else:
+                cells += ["-"] * 3
+            lines.append(("| " + " | ".join(cells) + " |") if markdown else "  ".join(cells))
+    return "\n".join(lines) + "\n"
+
+
 def versus_noise(d, base, other, markdown=False, pooled=False):
     """Each scenario/job that ran both: IOPS and the main direction's p99 of
     every repeat of each, the change of the medians, the noise (the larger
