@@ -56,6 +56,7 @@ static const struct rs_num_desc rs_num_descs[] = {
 	  .offset = offsetof(struct rainssd, tier_size), .min = 0, .max = 4294967295U,
 	  .def = 0, .error = "Invalid tier_size: need 0 to 4294967295 sectors" },
 	RS_TARGET_NUM(migration_threshold, 1, 63, RS_DEF_MIGRATION_THRESHOLD),
+	RS_TARGET_NUM(home_threshold, 1, 63, RS_DEF_HOME_THRESHOLD),
 	RS_TARGET_NUM(tier_high_pct, 0, 100, RS_DEF_TIER_HIGH_PCT),
 	RS_TARGET_NUM(tier_low_pct, 0, 100, RS_DEF_TIER_LOW_PCT),
 	RS_TARGET_NUM(migration_rate, 0, 2000000000, RS_DEF_MIGRATION_RATE),
@@ -237,6 +238,7 @@ int rs_set_option(struct rainssd *rs, int opt, const char *val, bool in_table, c
  *   region_size <sectors>		a new volume's bitmap regions (131072: 64 MiB)
  *   tier_size <sectors>		a new volume's RAID1 tier, per member (0: none)
  *   migration_threshold <1..63>	HybRAID's online migration threshold (4)
+ *   home_threshold <1..63>		writes in the tier before a full-stripe write moves home (1)
  *   tier_high_pct, tier_low_pct <0..100>  the offline migration's watermarks (90, 70)
  *   migration_rate <KiB/s>		the offline migration's speed per member (20000)
  */

@@ -527,6 +527,7 @@ static void rs_r5_tier_plan(struct rs_r5_op *r5)
 	for (i = 0; i < op->nr; i++) {
 		struct rs_place_in in = {
 			.threshold = READ_ONCE(rs->migration_threshold),
+			.home_threshold = READ_ONCE(rs->home_threshold),
 			.room = rs_tier_room(tr),
 			.frozen = rs_tier_mode(tr) != RS_TIER_RW,
 		};

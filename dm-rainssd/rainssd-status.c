@@ -183,7 +183,8 @@ void rs_status_info(struct rainssd *rs, char *result, unsigned int maxlen)
  *   stats_reset		the status counters start again from zero
  *   check, repair, idle, frozen  scrub and sync control (dm-raid's words)
  *   flush_tier [idle]		move every stripe out of the tier (idle: stop)
- *   migration_threshold, tier_high_pct, tier_low_pct, migration_rate <n>
+ *   migration_threshold, home_threshold, tier_high_pct, tier_low_pct,
+ *   migration_rate <n>
  */
 int rs_message(struct dm_target *ti, unsigned int argc, char **argv,
 	       char *result, unsigned int maxlen)

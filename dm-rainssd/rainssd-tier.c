@@ -21,7 +21,8 @@
  *  - a small or partial write to a RAID-5 stripe whose history has reached
  *    the threshold moves it to RAID1 (online migration; history 1 there);
  *  - an aligned full-stripe write to a RAID1 stripe whose history has
- *    reached the threshold moves it to RAID-5 (no data moved);
+ *    reached @home_threshold moves it to RAID-5 (no data moved; HybRAID
+ *    uses the migration threshold here, the default 1 moves it at once);
  *  - any other write stays where the stripe is, and counts in its history.
  *
  * Where RAID1 is the answer but the tier has no room (or placement is
@@ -48,7 +49,7 @@ void rs_tier_place(const struct rs_place_in *in, struct rs_place_out *out)
 		out->place = RS_PLACE_R5;
 		return;
 	}
-	if (in->full && hist >= in->threshold && !in->frozen) {
+	if (in->full && hist >= in->home_threshold && !in->frozen) {
 		out->place = RS_PLACE_TO_R5;
 		out->hist = 1;
 		return;

@@ -36,6 +36,13 @@
 /* HybRAID's online migration threshold (Sec. 3.3: 4). */
 #define RS_DEF_MIGRATION_THRESHOLD	4U
 #define RS_MAX_MIGRATION_THRESHOLD	255U
+/*
+ * Writes a stripe has had in the tier before an aligned full-stripe write
+ * moves it home: 1, at once (the issue's rule; such a write costs n member
+ * writes at home, 2 (n - 1) in the tier); HybRAID's Table 2 uses the
+ * migration threshold here too.
+ */
+#define RS_DEF_HOME_THRESHOLD		1U
 /* The offline migration starts above the high watermark, stops at the low one (% of records). */
 #define RS_DEF_TIER_HIGH_PCT		90U
 #define RS_DEF_TIER_LOW_PCT		70U
@@ -57,6 +64,7 @@ struct rs_place_in {
 	bool full;		/* the write covers every data sector of the stripe */
 	unsigned int hist;	/* writes to it in its current tier (Algorithm 1's history) */
 	unsigned int threshold;	/* online migration threshold */
+	unsigned int home_threshold;	/* history a full-stripe write moves home at */
 	bool room;		/* a record and its slots could be had now */
 	bool frozen;		/* no stripe may enter or leave the tier now */
 };

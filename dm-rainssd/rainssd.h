@@ -82,7 +82,7 @@
 #include "rainssd-shape.h"
 
 #define DM_MSG_PREFIX "rainssd"
-#define RS_VERSION_STR "1.9.0"
+#define RS_VERSION_STR "1.10.0"
 
 /* md's defaults: speed_limit_min and _max (KiB/s per member), max_corr_read_errors. */
 #define RS_DEF_MIN_RECOVERY_RATE	1000
@@ -180,7 +180,7 @@ struct rainssd {
 	struct rs_migrate *tier_mig;	/* its offline migration */
 	unsigned int tier_size;		/* "tier_size": a new volume's tier, per member */
 	bool tier_size_given;
-	unsigned int migration_threshold;
+	unsigned int migration_threshold, home_threshold;
 	unsigned int tier_high_pct, tier_low_pct;
 	unsigned int migration_rate;	/* KiB/s per member */
 

@@ -12,17 +12,25 @@
 #include "rainssd-tier.h"
 #include "rainssd_kunit.h"
 
-static struct rs_place_out place(bool in_tier, bool written, bool full, unsigned int hist,
-				 bool room, bool frozen)
+static struct rs_place_out place_home(bool in_tier, bool written, bool full, unsigned int hist,
+				      bool room, bool frozen, unsigned int home)
 {
 	struct rs_place_in in = {
 		.in_tier = in_tier, .written = written, .full = full, .hist = hist,
-		.threshold = RS_DEF_MIGRATION_THRESHOLD, .room = room, .frozen = frozen,
+		.threshold = RS_DEF_MIGRATION_THRESHOLD, .home_threshold = home,
+		.room = room, .frozen = frozen,
 	};
 	struct rs_place_out out;
 
 	rs_tier_place(&in, &out);
 	return out;
+}
+
+/* HybRAID's own rule: the migration threshold both ways (home_threshold 4). */
+static struct rs_place_out place(bool in_tier, bool written, bool full, unsigned int hist,
+				 bool room, bool frozen)
+{
+	return place_home(in_tier, written, full, hist, room, frozen, RS_DEF_MIGRATION_THRESHOLD);
 }
 
 static void expect_place(struct kunit *test, struct rs_place_out o, enum rs_place p,
@@ -36,7 +44,7 @@ static void expect_place(struct kunit *test, struct rs_place_out o, enum rs_plac
 
 /*
  * Table 2 (update writes by current tier and write size) and the first
- * writes of Algorithm 1, with the threshold of 4.
+ * writes of Algorithm 1, with the threshold of 4 both ways (the paper's).
  */
 static void rs_tier_place_table2(struct kunit *test)
 {
@@ -61,12 +69,34 @@ static void rs_tier_place_table2(struct kunit *test)
 }
 
 /*
+ * The default home_threshold of 1: an aligned full-stripe write moves a
+ * stripe in the tier home whatever its history (the issue's rule); the
+ * rest of Table 2 is unchanged, and frozen placement still keeps it.
+ */
+static void rs_tier_place_home_default(struct kunit *test)
+{
+	unsigned int h = RS_DEF_HOME_THRESHOLD;
+
+	KUNIT_EXPECT_EQ(test, h, 1U);
+	EXPECT_PLACE(test, place_home(true, true, true, 1, true, false, h), RS_PLACE_TO_R5, 1);
+	EXPECT_PLACE(test, place_home(true, true, true, 3, false, false, h), RS_PLACE_TO_R5, 1);
+	EXPECT_PLACE(test, place_home(true, true, true, 1, true, true, h), RS_PLACE_R1, 2);
+	EXPECT_PLACE(test, place_home(true, true, false, 1, true, false, h), RS_PLACE_R1, 2);
+	EXPECT_PLACE(test, place_home(false, true, false, 3, true, false, h), RS_PLACE_R5, 4);
+	EXPECT_PLACE(test, place_home(false, true, false, 4, true, false, h), RS_PLACE_TO_R1, 1);
+	EXPECT_PLACE(test, place_home(false, false, true, 0, true, false, h), RS_PLACE_R5, 1);
+	/* Between the two: home at the second write in the tier. */
+	EXPECT_PLACE(test, place_home(true, true, true, 1, true, false, 2), RS_PLACE_R1, 2);
+	EXPECT_PLACE(test, place_home(true, true, true, 2, true, false, 2), RS_PLACE_TO_R5, 1);
+}
+
+/*
  * Fig. 8 as a walk: one stripe, its writes in order, each edge taken once
  * (the self-loops below the threshold, the migrations at it).
  */
 static void rs_tier_place_fig8_walk(struct kunit *test)
 {
-	struct rs_place_in in = { .threshold = 3, .room = true };
+	struct rs_place_in in = { .threshold = 3, .home_threshold = 3, .room = true };
 	static const struct {
 		bool full;
 		enum rs_place want;
@@ -96,7 +126,7 @@ static void rs_tier_place_fig8_walk(struct kunit *test)
 			in.in_tier = false;
 	}
 	/* A new stripe's first small write goes straight to RAID1. */
-	in = (struct rs_place_in){ .threshold = 3, .room = true };
+	in = (struct rs_place_in){ .threshold = 3, .home_threshold = 3, .room = true };
 	rs_tier_place(&in, &out);
 	KUNIT_EXPECT_EQ(test, out.place, RS_PLACE_TO_R1);
 }
@@ -337,6 +367,7 @@ static void rs_tier_watermarks(struct kunit *test)
 
 static struct kunit_case rs_tier_cases[] = {
 	KUNIT_CASE(rs_tier_place_table2),
+	KUNIT_CASE(rs_tier_place_home_default),
 	KUNIT_CASE(rs_tier_place_fig8_walk),
 	KUNIT_CASE(rs_tier_place_no_room),
 	KUNIT_CASE(rs_tier_layout_sizes),

@@ -20,8 +20,9 @@ from . import config
 SIM = os.path.join(config.REPO, "userspace-tools", "rainssd-sim")
 TUNABLES = ("ewma_weight", "freq_window", "stall_factor", "xor_ns", "probe_ms", "recon_load_pct")
 # The tier's table options and the simulator's options for them.
-TIER_OPTIONS = {"migration_threshold": "--migration-threshold", "tier_high_pct": "--tier-high-pct",
-                "tier_low_pct": "--tier-low-pct", "migration_rate": "--migration-rate"}
+TIER_OPTIONS = {"migration_threshold": "--migration-threshold", "home_threshold": "--home-threshold",
+                "tier_high_pct": "--tier-high-pct", "tier_low_pct": "--tier-low-pct",
+                "migration_rate": "--migration-rate"}
 # The module's offline migration rate when the table gives none (rainssd-tier.h,
 # RS_DEF_MIGRATION_RATE; the simulator's own default is unlimited).
 MODULE_MIGRATION_RATE = 20000

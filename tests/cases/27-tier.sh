@@ -77,6 +77,36 @@ dmsetup remove --retry rst
 t_channels $N --size-mb 96 --lat-us 100
 line=$(t_table $CHUNK "$T_LEN" nosync tier_size $TIER)
 echo "$line" | dmsetup create rst || fail "create a second volume"
+# home_threshold (default 1): an aligned full-stripe write moves a stripe in
+# the tier home at once; with HybRAID's rule (home_threshold 4, settable by
+# message) the same writes leave it in the tier. Both stripes read back.
+S=$(( (N - 1) * CHUNK * 512 ))	# bytes of a data stripe
+hs=$(mktemp)
+head -c $((4 * S)) /dev/urandom >"$hs"
+put() {	# put <stripe> <bytes> <from stripe of $hs>
+	dd if="$hs" of=$v bs=$2 count=1 skip=$(( $3 * S / $2 )) seek=$(( $1 * S / $2 )) \
+		oflag=direct conv=notrunc status=none || fail "write to stripe $1"
+}
+put 10 4096 0
+[ "$(tier stripes | cut -d/ -f1)" = 1 ] || fail "a 4 KiB write did not enter the tier: $(tier stripes)"
+put 10 $S 1
+[ "$(tier to_r5)" = 1 ] && [ "$(tier stripes | cut -d/ -f1)" = 0 ] ||
+	fail "home_threshold 1: a full-stripe write left the stripe in the tier ($(tier stripes), $(tier to_r5) home)"
+dmsetup message rst 0 home_threshold 4 || fail "message home_threshold 4"
+dmsetup table rst | grep -q "home_threshold 4" || fail "the table does not print home_threshold 4"
+put 20 4096 2
+put 20 $S 3
+[ "$(tier to_r5)" = 1 ] && [ "$(tier stripes | cut -d/ -f1)" = 1 ] ||
+	fail "home_threshold 4: a second write moved the stripe home ($(tier stripes), $(tier to_r5) home)"
+dmsetup message rst 0 home_threshold 1 || fail "message home_threshold 1"
+dmsetup table rst | grep -q "home_threshold" && fail "the table prints the default home_threshold"
+cmp <(dd if=$v bs=$S skip=10 count=1 iflag=direct status=none) <(dd if="$hs" bs=$S skip=1 count=1 status=none) ||
+	fail "stripe 10 reads back wrong after it went home"
+cmp <(dd if=$v bs=$S skip=20 count=1 iflag=direct status=none) <(dd if="$hs" bs=$S skip=3 count=1 status=none) ||
+	fail "stripe 20 reads back wrong in the tier"
+rm -f "$hs"
+note "home_threshold: 1 moved a stripe home at its first full-stripe write, 4 kept one in the tier"
+
 t_fio_verify small2 $v --rw=randwrite --bs=4k --size=32m --iodepth=16
 used=$(tier stripes | cut -d/ -f1)
 [ "$used" -gt 0 ] || fail "no stripe in the tier before flush_tier"

@@ -108,7 +108,7 @@ struct config {
 	enum rs_read_policy read_policy;
 	struct rs_tunables tun;
 	/* the RAID1 tier: MiB of every member (0: none), placement, offline migration */
-	unsigned int tier_mb, mig_threshold, tier_high_pct, tier_low_pct;
+	unsigned int tier_mb, mig_threshold, home_threshold, tier_high_pct, tier_low_pct;
 	double mig_rate;		/* KiB/s per member, 0: unlimited */
 	u64 seed;
 	bool json;
@@ -661,6 +661,7 @@ static void tier_plan(struct op *op)
 		.full = rs_shape_is_full(&op->shape),
 		.hist = ts->hist,
 		.threshold = cfg.mig_threshold,
+		.home_threshold = cfg.home_threshold,
 		.room = tier.used < tier.t.records,
 	};
 	struct rs_place_out out;
@@ -1647,6 +1648,8 @@ static void usage(FILE *f)
 	      "  --tier-mb M         a RAID1 tier of M MiB of every member (default 0: none)\n"
 	      "  --migration-threshold T\n"
 	      "                      HybRAID's online migration threshold, 1..63 (default 4)\n"
+	      "  --home-threshold H  writes in the tier before an aligned full-stripe write\n"
+	      "                      moves a stripe home, 1..63 (default 1; HybRAID: 4)\n"
 	      "  --tier-high-pct H   the offline migration starts above H% of the stripes\n"
 	      "                      the tier holds (default 90) ...\n"
 	      "  --tier-low-pct L    ... and stops at L% (default 70)\n"
@@ -1677,7 +1680,7 @@ static void parse_args(int argc, char **argv)
 		{ "write-delay-ms", 1, NULL, 'D' }, { "seed", 1, NULL, 'e' }, { "json", 0, NULL, 'J' }, { "help", 0, NULL, 'h' },
 		{ "tier-mb", 1, NULL, 'T' }, { "migration-threshold", 1, NULL, 'M' },
 		{ "tier-high-pct", 1, NULL, 'X' }, { "tier-low-pct", 1, NULL, 'Y' },
-		{ "migration-rate", 1, NULL, 'Z' },
+		{ "migration-rate", 1, NULL, 'Z' }, { "home-threshold", 1, NULL, 'O' },
 		{ NULL, 0, NULL, 0 },
 	};
 	double lat = 4000, x, y;
@@ -1697,6 +1700,7 @@ static void parse_args(int argc, char **argv)
 	cfg.policy = RS_POLICY_COUNT;
 	cfg.read_policy = RS_READ_DIRECT;
 	cfg.mig_threshold = RS_DEF_MIGRATION_THRESHOLD;
+	cfg.home_threshold = RS_DEF_HOME_THRESHOLD;
 	cfg.tier_high_pct = RS_DEF_TIER_HIGH_PCT;
 	cfg.tier_low_pct = RS_DEF_TIER_LOW_PCT;
 	rs_tunables_default(&cfg.tun);
@@ -1756,6 +1760,9 @@ static void parse_args(int argc, char **argv)
 		case 'M':
 			cfg.mig_threshold = parse_uint(optarg, 1, TIER_HIST_MAX,
 						       "--migration-threshold");
+			break;
+		case 'O':
+			cfg.home_threshold = parse_uint(optarg, 1, TIER_HIST_MAX, "--home-threshold");
 			break;
 		case 'X': cfg.tier_high_pct = parse_uint(optarg, 0, 100, "--tier-high-pct"); break;
 		case 'Y': cfg.tier_low_pct = parse_uint(optarg, 0, 100, "--tier-low-pct"); break;

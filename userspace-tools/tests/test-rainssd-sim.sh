@@ -26,7 +26,8 @@ for args in "--bogus" "--policy nosuch" "--read-policy nosuch" "--members 2" "--
 	"--lat-list 1,abc" "--rwmix 101" "--duration 0" "extra-arg" "--foreign 2" "--foreign 2:0" \
 	"--foreign 2:4:101" "--foreign 7:4" "--foreign 2:4x" "--tier-mb x" "--tier-mb -1" \
 	"--chunk-kb 1024 --tier-mb 1" "--tier-mb 1000000" "--migration-threshold 0" \
-	"--migration-threshold 64" "--tier-high-pct 101" "--tier-low-pct 95" "--migration-rate 1x"; do
+	"--migration-threshold 64" "--home-threshold 0" "--home-threshold 64" "--tier-high-pct 101" \
+	"--tier-low-pct 95" "--migration-rate 1x"; do
 	# shellcheck disable=SC2086
 	out=$("$sim" $args --duration 1 2>&1); rc=$?
 	[ "$args" = "--duration 0" ] && { out=$("$sim" --duration 0 2>&1); rc=$?; }
@@ -257,6 +258,17 @@ out=$("$sim" $q16 --tier-mb 64 --bs-kb 128 --ba-kb 16)
 check "tier: aligned full-stripe writes take tier stripes home (to_r5)" lt 0 "$(field "$out" "d['tier']['to_r5']")"
 check "tier: records used + left = entered" \
 	test "$(field "$out" "d['tier']['to_r1'] - d['tier']['to_r5'] - d['tier']['offline'] - d['tier']['used']")" = 0
+# --home-threshold 4 (HybRAID's Table 2): a full stripe written over a stripe
+# in the tier stays there until its fourth write; the default 1 takes it home
+# at once: more go home, fewer stripe writes go to both copies, fewer member
+# writes per user write
+paper=$("$sim" $q16 --tier-mb 64 --bs-kb 128 --ba-kb 16 --home-threshold 4)
+check "tier: home_threshold 1 takes more stripes home than 4" \
+	lt "$(field "$paper" "d['tier']['to_r5']")" "$(field "$out" "d['tier']['to_r5']")"
+check "tier: home_threshold 1 writes fewer stripes to both copies than 4" \
+	lt "$(field "$out" "d['tier']['writes']")" "$(field "$paper" "d['tier']['writes']")"
+check "tier: home_threshold 1 writes less per user byte than 4" \
+	lt "$(field "$out" "d['tier']['write_amplification']")" "$(field "$paper" "d['tier']['write_amplification']")"
 # 6 KiB at 2 KiB: parts of 4 KiB rows are written, the rest of each is read first
 out=$("$sim" $q16 --tier-mb 64 --bs-kb 6 --ba-kb 2)
 check "tier: partly written 4 KiB rows are read first, no parity pre-reads" \
