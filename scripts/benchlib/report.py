@@ -667,49 +667,59 @@ def perf_table(d, markdown=False, top=15):
     return "\n".join(lines) + "\n"
 
 
+def _per_contender(d, cols, markdown):
+    """A table's header lines for @cols, and (scenario, job, contender, ok
+    runs) for every scenario/job and contender with runs that went well."""
+    if markdown:
+        lines = ["| " + " | ".join(cols) + " |", "|---|---|" + "--:|" * (len(cols) - 2)]
+    else:
+        lines = ["  ".join(cols)]
+    rows = []
+    for scen, job, by_con, cons in group(load_runs(d)):
+        for c in cons:
+            ok = [r for r in by_con[c] if r.get("status") == "ok"]
+            if ok:
+                rows.append((scen, job, c, ok))
+    return lines, rows
+
+
+def _cells(cells, markdown):
+    return ("| " + " | ".join(cells) + " |") if markdown else "  ".join(cells)
+
+
 def memory_table(d, markdown=False):
     """Memory in flight per scenario/job and contender: rainssd's
     stripe_cache_peak (entries, each a page per member: peak x members x 4
     KiB) and deferred bios, md's highest stripe_cache_active, and the
     kernel's MemFree/MemAvailable drop and Slab rise over the window
     (medians over repeats, with the range)."""
-    runs = load_runs(d)
-    lines = []
     cols = ["scenario / job", "contender", "n", "IOPS", "cache cap", "peak entries", "peak MiB",
             "deferred bios", "MemFree drop MiB", "MemAvailable drop MiB", "Slab rise MiB"]
-    if markdown:
-        lines.append("| " + " | ".join(cols) + " |")
-        lines.append("|---|---|" + "--:|" * (len(cols) - 2))
-    else:
-        lines.append("  ".join(cols))
-    for scen, job, by_con, cons in group(runs):
-        for c in cons:
-            ok = [r for r in by_con[c] if r.get("status") == "ok"]
-            if not ok:
-                continue
-            n = ok[0]["members"]
-            rc = [r.get("rainssd_cache") for r in ok]
-            mem = [r.get("memory") or {} for r in ok]
-            if any(rc):
-                cap = _range([x["stripe_cache"] for x in rc if x], "%.0f")
-                peak = _range([x["stripe_cache_peak"] for x in rc if x], "%.0f")
-                peak_mib = _range([x["peak_bytes"] / 1048576.0 for x in rc if x], "%.1f")
-                deferred = _range([x["deferred_bios"] for x in rc if x], "%.0f")
-            elif any(m.get("md_stripe_cache_size") for m in mem):
-                cap = _range([m.get("md_stripe_cache_size") for m in mem], "%.0f")
-                act = [m.get("md_stripe_cache_active_max") for m in mem]
-                peak = _range(act, "%.0f") + " (md active)"
-                peak_mib = _range([a * n * 4096 / 1048576.0 for a in act if a is not None], "%.1f")
-                deferred = "-"
-            else:
-                cap = peak = peak_mib = deferred = "-"
+    lines, rows = _per_contender(d, cols, markdown)
+    for scen, job, c, ok in rows:
+        n = ok[0]["members"]
+        rc = [r.get("rainssd_cache") for r in ok]
+        mem = [r.get("memory") or {} for r in ok]
+        if any(rc):
+            cap = _range([x["stripe_cache"] for x in rc if x], "%.0f")
+            peak = _range([x["stripe_cache_peak"] for x in rc if x], "%.0f")
+            peak_mib = _range([x["peak_bytes"] / 1048576.0 for x in rc if x], "%.1f")
+            deferred = _range([x["deferred_bios"] for x in rc if x], "%.0f")
+        elif any(m.get("md_stripe_cache_size") for m in mem):
+            cap = _range([m.get("md_stripe_cache_size") for m in mem], "%.0f")
+            act = [m.get("md_stripe_cache_active_max") for m in mem]
+            peak = _range(act, "%.0f") + " (md active)"
+            peak_mib = _range([a * n * 4096 / 1048576.0 for a in act if a is not None], "%.1f")
+            deferred = "-"
+        else:
+            cap = peak = peak_mib = deferred = "-"
 
-            def mb(key, sub):
-                return _range([(m.get(key) or {}).get(sub, None) and m[key][sub] / 1024.0 for m in mem], "%.1f")
-            cells = ["%s / %s" % (scen, job), c, str(len(ok)), _range([r["fio"]["iops"] for r in ok], "%.0f"),
-                     cap, peak, peak_mib, deferred, mb("drop_kb", "MemFree"), mb("drop_kb", "MemAvailable"),
-                     mb("rise_kb", "Slab")]
-            lines.append(("| " + " | ".join(cells) + " |") if markdown else "  ".join(cells))
+        def mb(key, sub):
+            return _range([(m.get(key) or {}).get(sub, None) and m[key][sub] / 1024.0 for m in mem], "%.1f")
+        cells = ["%s / %s" % (scen, job), c, str(len(ok)), _range([r["fio"]["iops"] for r in ok], "%.0f"),
+                 cap, peak, peak_mib, deferred, mb("drop_kb", "MemFree"), mb("drop_kb", "MemAvailable"),
+                 mb("rise_kb", "Slab")]
+        lines.append(_cells(cells, markdown))
     return "\n".join(lines) + "\n"
 
 
@@ -762,38 +772,28 @@ def tier_table(d, markdown=False):
     migration, its use at the end; and for every contender the member writes
     and reads per user write and the member bytes written per user byte
     (write amplification). Medians over the repeats."""
-    runs = load_runs(d)
     cols = ["scenario / job", "contender", "n", "IOPS", "tier hits", "entered", "went home",
             "offline", "tier used", "member writes / write", "member reads / write", "bytes written / user byte"]
-    lines = []
-    if markdown:
-        lines.append("| " + " | ".join(cols) + " |")
-        lines.append("|---|---|" + "--:|" * (len(cols) - 2))
-    else:
-        lines.append("  ".join(cols))
-    for scen, job, by_con, cons in group(runs):
-        for c in cons:
-            ok = [r for r in by_con[c] if r.get("status") == "ok"]
-            if not ok:
-                continue
-            td = [t for t in (tier_delta(r) for r in ok) if t]
-            am = [a for a in (member_amp(r) for r in ok) if a]
-            cells = ["%s / %s" % (scen, job), c, str(len(ok)), _range([r["fio"]["iops"] for r in ok], "%.0f")]
-            if td:
-                hits = [100.0 * t["tier_writes"] / (t["tier_writes"] + t["r5_writes"])
-                        for t in td if t["tier_writes"] + t["r5_writes"]]
-                cells += [_range(hits, "%.0f%%"), _range([t["tier_to_r1"] for t in td], "%.0f"),
-                          _range([t["tier_to_r5"] for t in td], "%.0f"),
-                          _range([t["tier_offline"] for t in td], "%.0f"),
-                          _range([100.0 * t["used"] / t["capacity"] for t in td], "%.0f%%")]
-            else:
-                cells += ["-"] * 5
-            if am:
-                cells += [_range([a["w_per_w"] for a in am], "%.2f"), _range([a["r_per_w"] for a in am], "%.2f"),
-                          _range([a["bytes"] for a in am if a["bytes"] is not None], "%.2f")]
-            else:
-                cells += ["-"] * 3
-            lines.append(("| " + " | ".join(cells) + " |") if markdown else "  ".join(cells))
+    lines, rows = _per_contender(d, cols, markdown)
+    for scen, job, c, ok in rows:
+        td = [t for t in (tier_delta(r) for r in ok) if t]
+        am = [a for a in (member_amp(r) for r in ok) if a]
+        cells = ["%s / %s" % (scen, job), c, str(len(ok)), _range([r["fio"]["iops"] for r in ok], "%.0f")]
+        if td:
+            hits = [100.0 * t["tier_writes"] / (t["tier_writes"] + t["r5_writes"])
+                    for t in td if t["tier_writes"] + t["r5_writes"]]
+            cells += [_range(hits, "%.0f%%"), _range([t["tier_to_r1"] for t in td], "%.0f"),
+                      _range([t["tier_to_r5"] for t in td], "%.0f"),
+                      _range([t["tier_offline"] for t in td], "%.0f"),
+                      _range([100.0 * t["used"] / t["capacity"] for t in td], "%.0f%%")]
+        else:
+            cells += ["-"] * 5
+        if am:
+            cells += [_range([a["w_per_w"] for a in am], "%.2f"), _range([a["r_per_w"] for a in am], "%.2f"),
+                      _range([a["bytes"] for a in am if a["bytes"] is not None], "%.2f")]
+        else:
+            cells += ["-"] * 3
+        lines.append(_cells(cells, markdown))
     return "\n".join(lines) + "\n"
 
 
