@@ -23,11 +23,12 @@ v=/dev/mapper/rss
 t_fio pre $v --rw=write --bs=64k --offset=40m --size=8m --verify=crc32c --do_verify=0
 rm -f /tmp/churn.stop /tmp/wr.fail /tmp/rd.fail
 # Two writers with fdatasync after every write, each on its own 8 MiB, in
-# passes that write and verify, until the churn ends.
+# passes that write and verify, until the churn ends (make test: 4 MiB passes).
+WMB=$(t_size 4 8) CYCLES=$(t_size 8 12)
 (
 	while [ ! -e /tmp/churn.stop ]; do
 		fio --name=sync --filename=$v --direct=1 --ioengine=psync --rw=randwrite \
-			--bsrange=4k-64k --blockalign=4k --numjobs=2 --size=8m --offset_increment=16m \
+			--bsrange=4k-64k --blockalign=4k --numjobs=2 --size=${WMB}m --offset_increment=16m \
 			--fdatasync=1 --verify=crc32c --verify_fatal=1 --verify_dump=0 \
 			--output-format=terse >/tmp/fio-sync.out 2>&1 || { echo fail >/tmp/wr.fail; break; }
 	done
@@ -45,7 +46,8 @@ writers=$!
 ) &
 readers=$!
 
-# A fixed number of cycles, not a time: every dmsetup call must come back
+# A fixed number of cycles (make test 8, make test-full 12; both suspend the
+# volume with and without --noflush), not a time: every dmsetup call must come back
 # within 120 s (a call that does not is an operation waiting for ever).
 dm() {
 	timeout 120 dmsetup "$@"
@@ -54,7 +56,7 @@ dm() {
 	return $rc
 }
 cycles=0
-while [ $cycles -lt 12 ] && [ ! -e /tmp/wr.fail ] && [ ! -e /tmp/rd.fail ]; do
+while [ $cycles -lt "$CYCLES" ] && [ ! -e /tmp/wr.fail ] && [ ! -e /tmp/rd.fail ]; do
 	m=$((cycles % 4))
 	tbl=$(dmsetup table rsm$m)
 	dm suspend rsm$m || fail "suspend member $m"
@@ -88,7 +90,7 @@ wait $writers
 wait $readers
 [ ! -e /tmp/wr.fail ] || { grep -m1 verify: /tmp/fio-sync.out; fail "fdatasync writers: verify failed"; }
 [ ! -e /tmp/rd.fail ] || { grep -m1 verify: /tmp/fio-rd.out; fail "reader: verify failed"; }
-[ "$cycles" -ge 12 ] || fail "only $cycles cycles: the writers or the reader failed first"
+[ "$cycles" -ge "$CYCLES" ] || fail "only $cycles cycles: the writers or the reader failed first"
 [ "$(t_status_field rss 2)" = AAAA ] || fail "health $(t_status_field rss 2): a member was failed"
 note "writers verified; status: $(dmsetup status rss | cut -d' ' -f4-8)"
 dmsetup suspend rss

@@ -46,7 +46,7 @@ members() { T_DEVS=("$@"); T_CHUNK=$CHUNK; T_LEN=$(t_usable $CHUNK); }
 # PER_ROUND marks; leaves the logs on /dev/rsx*, the marks in /tmp/lw.marks
 # ("name acked-lines issued-lines"), the table line in LINE.
 record() {
-	local i k a is writer
+	local i k a is writer pids
 	t_teardown >/dev/null 2>&1
 	t_channels $N --size-mb $SIZE_MB --lat-us 300 --qd 8
 	"$CHANNELS" create $N --prefix rsx --size-mb $LOG_MB >/dev/null || fail "log channels"
@@ -67,8 +67,16 @@ record() {
 		sleep 0.$((3 + RANDOM % 5))
 		kill -0 $writer 2>/dev/null || fail "the writer stopped: $(tail -3 /tmp/lw.writer)"
 		a=$(wc -l </tmp/lw.acked)
+		# Every member's mark at once: under the writers' load in TCG a
+		# dmsetup call takes 1-4 s, and one after another the members'
+		# marks drifted apart by that much (and the case by a minute).
+		pids=()
 		for i in $(seq 0 $((N - 1))); do
-			dmsetup message rslw$i 0 mark m$k || fail "mark m$k on member $i"
+			dmsetup message rslw$i 0 mark m$k &
+			pids+=($!)
+		done
+		for i in $(seq 0 $((N - 1))); do
+			wait "${pids[$i]}" || fail "mark m$k on member $i"
 		done
 		is=$(wc -l </tmp/lw.issued)
 		echo "m$k $a $is" >>/tmp/lw.marks

@@ -18,8 +18,8 @@
 # (printed) replays a run.
 . "$REPO/tests/lib.sh"
 FUZZ=$REPO/userspace-tools/rainssd-fuzz
-NT=${FUZZ_TABLES:-$(t_size 16 40)} NM=${FUZZ_MESSAGES:-$(t_size 24 60)}
-NMETA=${FUZZ_META:-$(t_size 3 6)} NTIER=${FUZZ_TIER:-$(t_size 2 6)}
+NT=${FUZZ_TABLES:-$(t_size 10 40)} NM=${FUZZ_MESSAGES:-$(t_size 16 60)}
+NMETA=${FUZZ_META:-$(t_size 2 6)} NTIER=${FUZZ_TIER:-$(t_size 1 6)}
 NTT=$(((NT + 1) / 2)) NTM=$(((NM + 1) / 2))
 SEED=${FUZZ_SEED:-$RANDOM$RANDOM}
 note "FUZZ_SEED=$SEED FUZZ_TABLES=$NT FUZZ_MESSAGES=$NM FUZZ_META=$NMETA FUZZ_TIER=$NTIER"

@@ -37,15 +37,17 @@ tier() {
 [ "$(tier mode)" = rw ] || fail "metadata_mode $(tier mode)"
 
 # Mixed writes: 4 KiB random, 12 KiB unaligned, aligned full stripes
-# (48 KiB), and 512-byte ones (partial 4 KiB rows), each verified.
-t_fio_verify small $v --rw=randwrite --bs=4k --size=24m --iodepth=16
-t_fio_verify unal $v --rw=randwrite --bs=12k --blockalign=4k --offset=24m --size=24m --iodepth=8
-t_fio_verify full $v --rw=randwrite --bs=48k --blockalign=48k --offset=48m --size=24m --iodepth=4
+# (48 KiB), and 512-byte ones (partial 4 KiB rows), each verified. make
+# test writes half of make test-full's bytes.
+MB=$(t_size 12 24) IOS=$(t_size 1500 3000)
+t_fio_verify small $v --rw=randwrite --bs=4k --size=${MB}m --iodepth=16
+t_fio_verify unal $v --rw=randwrite --bs=12k --blockalign=4k --offset=${MB}m --size=${MB}m --iodepth=8
+t_fio_verify full $v --rw=randwrite --bs=48k --blockalign=48k --offset=$((2 * MB))m --size=${MB}m --iodepth=4
 t_fio_verify tiny $v --rw=randwrite --bs=512 --offset=72m --size=2m --iodepth=8 --number_ios=2000
 # Rewrites of the first region: full stripes over stripes in the tier
 # (they go home once their history reaches the threshold), and small ones.
-t_fio_verify mixed $v --rw=randwrite --bsrange=4k-96k --blockalign=4k --size=24m \
-	--iodepth=8 --number_ios=3000
+t_fio_verify mixed $v --rw=randwrite --bsrange=4k-96k --blockalign=4k --size=${MB}m \
+	--iodepth=8 --number_ios=$IOS
 st=$(dmsetup status rst)
 note "status: ${st##*rainssd }"
 [ "$(tier to_r1)" -gt 0 ] || fail "no stripe entered the tier"
@@ -61,8 +63,8 @@ echo "$line" | dmsetup create rst || fail "create again"
 sum2=$(dd if=$v bs=1M count=80 iflag=direct status=none | md5sum)
 [ "$sum1" = "$sum2" ] || fail "the volume reads differently after it was created again"
 [ "$(tier stripes | cut -d/ -f1)" -gt 0 ] || fail "the tier came back empty: $(tier stripes)"
-t_fio_verify mixed $v --rw=randwrite --bsrange=4k-96k --blockalign=4k --size=24m \
-	--iodepth=8 --number_ios=3000 --verify_only
+t_fio_verify mixed $v --rw=randwrite --bsrange=4k-96k --blockalign=4k --size=${MB}m \
+	--iodepth=8 --number_ios=$IOS --verify_only
 note "created again: same md5, the last writer's blocks verify"
 
 # A member fails: the copies on the others and the homes' parity serve it all.
@@ -107,7 +109,7 @@ cmp <(dd if=$v bs=$S skip=20 count=1 iflag=direct status=none) <(dd if="$hs" bs=
 rm -f "$hs"
 note "home_threshold: 1 moved a stripe home at its first full-stripe write, 4 kept one in the tier"
 
-t_fio_verify small2 $v --rw=randwrite --bs=4k --size=32m --iodepth=16
+t_fio_verify small2 $v --rw=randwrite --bs=4k --size=$(t_size 16 32)m --iodepth=16
 used=$(tier stripes | cut -d/ -f1)
 [ "$used" -gt 0 ] || fail "no stripe in the tier before flush_tier"
 sum1=$(dd if=$v bs=1M count=32 iflag=direct status=none | md5sum)
