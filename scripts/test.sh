@@ -3,7 +3,8 @@
 # the test kernel (cached), the module for the test kernel and for the stock
 # Debian kernel, the tools; runs the KUnit suites and every integration case
 # in a 6.12 VM, the memory-pressure case in a small VM, then the host-side
-# tests and style checks beside a smoke subset on the stock kernel. Ends with `N passed, N failed`; exits non-zero on failure.
+# tests and style checks beside a smoke subset on the stock kernel. Ends with
+# `N passed, N failed`; exits non-zero on failure.
 #
 # Environment: CASES=<glob> runs only matching cases (and skips the
 # memory-pressure VM unless MEMVM=1); TEST_FULL=1 (make test-full) runs the
