@@ -299,13 +299,28 @@ bool rs_load_done(struct rs_load *l, unsigned int member, const struct rs_load_t
 	return stall;
 }
 
+/*
+ * Whether the measured cost of a rebuilt read is older than
+ * RS_REBUILD_STALE_PROBES * probe_ms (never with probe_ms 0) and so no
+ * longer taken.
+ */
+static bool rs_rebuild_stale(struct rs_load *l, u64 now)
+{
+	u64 probe = (u64)READ_ONCE(l->tun->probe_ms) * RS_REBUILD_STALE_PROBES * NSEC_PER_MSEC;
+
+	return probe && rs_since(now, atomic64_read(&l->rebuild_last)) >= probe;
+}
+
 /* Record what one read rebuilt by the read policy cost beyond its member reads. */
 void rs_load_rebuilt(struct rs_load *l, u64 ns)
 {
 	unsigned int weight = max(1U, READ_ONCE(l->tun->ewma_weight));
 	int n = atomic_read(&l->rebuild_samples);
+	u64 now = ktime_get_ns();
 
-	rs_ewma(&l->rebuild_ns, ns, weight, !n);
+	/* A stale average is not averaged with: the sample starts it again. */
+	rs_ewma(&l->rebuild_ns, ns, weight, !n || rs_rebuild_stale(l, now));
+	atomic64_set(&l->rebuild_last, now);
 	if (n < INT_MAX)
 		atomic_inc(&l->rebuild_samples);
 }
@@ -313,6 +328,12 @@ void rs_load_rebuilt(struct rs_load *l, u64 ns)
 static u32 rs_clamp32(u64 v)
 {
 	return min_t(u64, v, U32_MAX);
+}
+
+/* The last measured cost of a rebuilt read, stale or not, ns; 0 none yet. */
+u32 rs_load_rebuild_measured(struct rs_load *l)
+{
+	return atomic_read(&l->rebuild_samples) ? rs_clamp32(atomic64_read(&l->rebuild_ns)) : 0;
 }
 
 /* The current signals of every member, for the policy unit. */
@@ -326,8 +347,7 @@ void rs_load_snapshot(struct rs_load *l, unsigned long dead_mask, struct rs_load
 	unsigned int i;
 
 	snap->n = l->n;
-	snap->t_rebuild = atomic_read(&l->rebuild_samples) ?
-			  rs_clamp32(atomic64_read(&l->rebuild_ns)) : 0;
+	snap->t_rebuild = rs_rebuild_stale(l, now) ? 0 : rs_load_rebuild_measured(l);
 	for (i = 0; i < l->n; i++) {
 		struct rs_member_load *ml = &l->m[i];
 		struct rs_member_snap *s = &snap->m[i];

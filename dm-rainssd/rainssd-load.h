@@ -37,7 +37,10 @@
  *    beyond its member reads (the papers' t_xor): the time from the map to
  *    the submission of its member reads (stripe lock, work item, buffers)
  *    plus the time from the last of them to its end (work item, XOR, copy),
- *    averaged like the service times.
+ *    averaged like the service times. A measure older than ten probe_ms
+ *    counts as none (the policy falls back to xor_ns), and the next sample
+ *    starts the average again: one slow rebuild must not stop the policy
+ *    from ever rebuilding, and so from ever measuring, again.
  *
  * Everything is lock-free: atomics only, updated without a lock. Two CPUs
  * updating an average at the same moment may lose one sample, which the
@@ -45,12 +48,12 @@
  * stat_busy bit, taken in rs_load_issue() and let go at the end of
  * rs_load_devstat_read()).
  *
- * Contexts: rs_load_issue, rs_load_done, rs_load_own_io, rs_load_rebuilt
- * and rs_load_snapshot never sleep and may run in any context (the last
- * three in interrupt context too; rs_load_issue wherever a bio may be
- * submitted). rs_load_devstat_read runs in process context (the target's
- * work item) and does not sleep. rs_load_init/exit and the setters are for
- * the constructor and destructor.
+ * Contexts: rs_load_issue, rs_load_done, rs_load_own_io, rs_load_rebuilt,
+ * rs_load_rebuild_measured and rs_load_snapshot never sleep and may run in
+ * any context (all but the first in interrupt context too; rs_load_issue
+ * wherever a bio may be submitted). rs_load_devstat_read runs in process
+ * context (the target's work item) and does not sleep. rs_load_init/exit
+ * and the setters are for the constructor and destructor.
  */
 #ifndef RAINSSD_LOAD_H
 #define RAINSSD_LOAD_H
@@ -67,6 +70,14 @@
  * u64: 2^32 ns * 2^14 requests * 2^16 sectors of pre-reads < 2^64.
  */
 #define RS_SNAP_MAX_QUEUE	16383U
+
+/*
+ * A measured rebuild cost older than this many probe_ms is not taken: long
+ * enough that re-measuring a rebuild that really costs more than it saves
+ * wastes at most one read's gain a second (at the default 100 ms), short
+ * enough that one slow rebuild is forgotten within the second.
+ */
+#define RS_REBUILD_STALE_PROBES	10U
 
 /* How often at most the members' device statistics are read. */
 #define RS_DEVSTAT_PERIOD_NS	(4 * NSEC_PER_MSEC)
@@ -135,6 +146,7 @@ struct rs_load {
 	struct rs_member_load *m;
 	atomic64_t rebuild_ns;		/* t_xor measured: a rebuilt read's own cost */
 	atomic_t rebuild_samples;
+	atomic64_t rebuild_last;	/* when the last sample was taken, ns */
 	rs_devstat_fn devstat;		/* NULL: the others' load is not read */
 	rs_devstat_kick_fn devstat_kick;
 	void *devstat_ctx;
@@ -160,6 +172,7 @@ void rs_load_issue(struct rs_load *l, unsigned int member, bool write, unsigned 
 		   struct rs_load_tag *tag);
 bool rs_load_done(struct rs_load *l, unsigned int member, const struct rs_load_tag *tag);
 void rs_load_rebuilt(struct rs_load *l, u64 ns);
+u32 rs_load_rebuild_measured(struct rs_load *l);
 void rs_load_snapshot(struct rs_load *l, unsigned long dead_mask, struct rs_load_snap *snap);
 
 #endif

@@ -141,7 +141,7 @@ void rs_status_info(struct rainssd *rs, char *result, unsigned int maxlen)
 		DMEMIT(" %llu", st->c[i]);
 	snap = get_cpu_ptr(rs->snap);
 	rs_load_snapshot(&rs->load, READ_ONCE(rs->dead_mask), snap);
-	DMEMIT(" %u", rs_us(snap->t_rebuild));
+	DMEMIT(" %u", rs_us(rs_load_rebuild_measured(&rs->load)));
 	for (i = 0; i < n; i++) {
 		const struct rs_member_snap *m = &snap->m[i];
 

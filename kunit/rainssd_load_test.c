@@ -177,7 +177,10 @@ static void rs_load_arrival_rate(struct kunit *test)
 	rs_load_done(l, 2, &tag);
 }
 
-/* The measured cost of a rebuilt read, averaged like the service times. */
+/*
+ * The measured cost of a rebuilt read, averaged like the service times, and
+ * not taken once it is older than probe_ms.
+ */
 static void rs_load_rebuild_cost(struct kunit *test)
 {
 	struct rs_load_snap *ls = rs_kunit_snap_new(test);
@@ -186,6 +189,8 @@ static void rs_load_rebuild_cost(struct kunit *test)
 	unsigned int i;
 	u32 prev;
 
+	/* Nothing here may go stale on a slow emulator. */
+	t.probe_ms = 60000;
 	rs_load_snapshot(l, 0, ls);
 	KUNIT_EXPECT_EQ(test, ls->t_rebuild, 0U);	/* none measured yet */
 	rs_load_rebuilt(l, 500 * US);
@@ -201,6 +206,31 @@ static void rs_load_rebuild_cost(struct kunit *test)
 	rs_load_rebuilt(l, 10ULL * NSEC_PER_SEC);
 	rs_load_snapshot(l, 0, ls);
 	KUNIT_EXPECT_LE(test, ls->t_rebuild, prev + 3 * prev / t.ewma_weight);
+
+	/*
+	 * No rebuilt read for ten probe_ms: the model gets no measure (xor_ns
+	 * again), so one slow rebuild cannot stop it from ever rebuilding and
+	 * measuring again; the status still shows the last measure. (Up to
+	 * 1.10.0 a first sample of 34 ms kept a volume from rebuilding any
+	 * read for the rest of a run.)
+	 */
+	prev = ls->t_rebuild;
+	t.probe_ms = 1;		/* stale after 10 ms: the last sample was 20 ms ago */
+	atomic64_set(&l->rebuild_last,
+		     ktime_get_ns() - 2 * RS_REBUILD_STALE_PROBES * NSEC_PER_MSEC);
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_EQ(test, ls->t_rebuild, 0U);
+	KUNIT_EXPECT_EQ(test, rs_load_rebuild_measured(l), prev);
+	/* The next sample starts the average again rather than moving the stale one. */
+	rs_load_rebuilt(l, 50 * US);
+	t.probe_ms = 60000;
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_EQ(test, ls->t_rebuild, 50U * US);
+	/* probe_ms 0: a measure never goes stale. */
+	t.probe_ms = 0;
+	atomic64_set(&l->rebuild_last, 0);
+	rs_load_snapshot(l, 0, ls);
+	KUNIT_EXPECT_EQ(test, ls->t_rebuild, 50U * US);
 }
 
 /* Member devices' statistics as the test sets them. */
