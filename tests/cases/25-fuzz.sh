@@ -142,7 +142,7 @@ refused_clearly() {
 # refused line must also leave the members' bytes (mhash <MiB>) as they were.
 # Counts in ta_k (refused by the kernel), ta_u (by dmsetup), ta_acc, ta_back.
 run_tables() {
-	local line out n=0 hb="" changed=1
+	local line out rc n=0 hb="" changed=1
 	ta_k=0 ta_u=0 ta_acc=0 ta_back=0
 	while IFS= read -r line; do
 		n=$((n + 1))
@@ -160,6 +160,10 @@ run_tables() {
 				ta_back=$((ta_back + 1))
 			fi
 		else
+			# 128 + a signal: dmsetup itself crashed (the generator keeps
+			# within what its table parser takes; see rainssd-fuzz)
+			rc=$?
+			[ $rc -lt 128 ] || fail "dmsetup died with exit $rc on: ${line:0:200}"
 			refused_clearly "$line" "$out"
 			if [ $REFUSED_BY = kernel ]; then ta_k=$((ta_k + 1)); else ta_u=$((ta_u + 1)); fi
 			if [ "$3" -gt 0 ] && [ "$(mhash "$3")" != "$hb" ]; then

@@ -260,6 +260,17 @@ class TierTables(unittest.TestCase):
         # The valid line with the tier, not the one without.
         self.assertGreater(sum("tier_size 8192" in l for l in lines), 50)
 
+    def test_target_type_fits_dmsetup(self):
+        """No line's third word overflows dmsetup's target type buffer: seed
+        41519505 made a 16,384-character one (24 KiB of "xé") and dmsetup
+        crashed (SIGSEGV) in case 25 before the kernel saw the line."""
+        lines = fz.gen_tables("41519505", 10, 196608, 128, DEVS, True)
+        self.assertTrue(lines[5].startswith("0 196608 x\u00e9x\u00e9"), lines[5][:40])
+        lines += fz.gen_tables("type", 3000, 258048, 128, DEVS, True, 8192)
+        longest = max(len(l.split(" ")[2].encode("utf-8")) for l in lines if l.count(" ") >= 2)
+        self.assertLess(longest, fz.DMSETUP_TYPE_MAX)
+        self.assertGreaterEqual(longest, 255)    # long target types still come
+
     def test_tier_mutations(self):
         lines = fz.gen_tables("tier", 1500, 258048, 128, DEVS, True, 8192)
         sizes, tunables, lowhigh = [], [], 0
