@@ -12,6 +12,7 @@
 #include "rainssd-fault.h"
 
 #define RS_LOCK_BUCKETS_SHIFT	10
+#define RS_JOIN_BUCKETS_SHIFT	6
 /* Operation objects kept for when the slab has none: progress with nothing in flight. */
 #define RS_OP_POOL_MIN		4
 
@@ -26,6 +27,9 @@ struct rs_oplayer {
 	unsigned int max_pages;		/* buffer pages one operation may use */
 
 	struct rs_lock_bucket *locks;
+
+	spinlock_t join_lock;		/* protects join and the joinable ops in it */
+	struct hlist_head join[1U << RS_JOIN_BUCKETS_SHIFT];	/* by join_key */
 
 	spinlock_t cache_lock;		/* protects used and peak */
 	unsigned int used;		/* stripe-cache entries held by operations */
@@ -259,25 +263,7 @@ static void rs_stripe_unlock(struct rs_oplayer *ol, struct rs_stripe_lock *lk)
 	}
 }
 
-/* Lock the stripes not yet ours, in ascending order; run op->run when all are. */
-static void rs_op_lock_all(struct rs_op *op)
-{
-	struct rs_oplayer *ol = op->rs->ol;
-
-	while (op->nr_locked < op->nr) {
-		struct rs_stripe_lock *lk = &op->lk[op->nr_locked];
-
-		lk->op = op;
-		lk->stripe = op->stripe + op->nr_locked;
-		if (!rs_stripe_trylock(ol, lk))
-			return;		/* handed over later by rs_stripe_unlock */
-		op->nr_locked++;
-	}
-	rs_stat_inc(op->rs, RS_STAT_OPS);
-	op->run(op);
-}
-
-/* ---- buffers ---- */
+/* ---- page arrays ---- */
 
 static void rs_free_pages(struct page **pages, unsigned int nr)
 {
@@ -288,24 +274,180 @@ static void rs_free_pages(struct page **pages, unsigned int nr)
 			__free_page(pages[i]);
 }
 
-/* op->nr_pages pages from the page allocator, without waiting or reclaim. */
-static bool rs_op_alloc_pages(struct rs_op *op)
+/* Pages [from, nr) of @pages from the page allocator without waiting; all or none. */
+static bool rs_fill_pages(struct page **pages, unsigned int from, unsigned int nr)
 {
 	gfp_t gfp = GFP_NOWAIT | __GFP_NOWARN;
-	unsigned long nr = op->nr_pages, got = 0, now;
+	unsigned long got = from, now;
 
 	if (rs_fault(RS_FAULT_BUFFERS))
 		return false;
-	op->pages = kcalloc(nr, sizeof(*op->pages), gfp);
-	if (!op->pages)
-		return false;
 	/* The bulk allocator may stop short of @nr with pages to spare: go on while it gives. */
-	while ((now = alloc_pages_bulk_array(gfp, nr, op->pages)) > got) {
+	while ((now = alloc_pages_bulk_array(gfp, nr, pages)) > got) {
 		got = now;
 		if (got == nr)
 			return true;
 	}
-	rs_free_pages(op->pages, nr);
+	rs_free_pages(pages + from, nr - from);
+	memset(pages + from, 0, (nr - from) * sizeof(*pages));
+	return false;
+}
+
+/* ---- joining ---- */
+
+static struct hlist_head *rs_join_head(struct rs_oplayer *ol, u64 key)
+{
+	return &ol->join[hash_64(key, RS_JOIN_BUCKETS_SHIFT)];
+}
+
+/*
+ * A joinable @op goes into the join table when it is started and when it
+ * waits for a stripe. Its next step (taking buffers, a stripe handed over)
+ * may already be queued; that runs after us (one work item never runs twice
+ * at once) and takes it out first.
+ */
+static void rs_join_add(struct rs_oplayer *ol, struct rs_op *op)
+{
+	if (!op->joinable)
+		return;
+	spin_lock(&ol->join_lock);
+	hlist_add_head(&op->join_node, rs_join_head(ol, op->join_key));
+	spin_unlock(&ol->join_lock);
+}
+
+/* Out of the join table: from here on nothing changes @op's stripes or buffers. */
+static void rs_join_del(struct rs_oplayer *ol, struct rs_op *op)
+{
+	if (!op->joinable)
+		return;
+	spin_lock(&ol->join_lock);
+	hlist_del_init(&op->join_node);
+	spin_unlock(&ol->join_lock);
+}
+
+/* Before rs_op_start(): @op may be joined while it waits, found by @key. */
+void rs_op_set_joinable(struct rs_op *op, u64 key)
+{
+	op->joinable = true;
+	op->join_key = key;
+	INIT_HLIST_NODE(&op->join_node);
+}
+
+/*
+ * Find an operation of @rs waiting for a stripe with join key @key and
+ * call @fn(op, @data) while it cannot start: @fn may grow it (rs_op_grow),
+ * add pieces and change op->join_key, and returns whether it did. False
+ * when no such operation waits or @fn said no to each. Any process context,
+ * never sleeps; @fn must not sleep either.
+ */
+bool rs_op_join(struct rainssd *rs, u64 key, bool (*fn)(struct rs_op *op, void *data),
+		void *data)
+{
+	struct rs_oplayer *ol = rs->ol;
+	struct rs_op *op;
+	bool joined = false;
+
+	spin_lock(&ol->join_lock);
+	hlist_for_each_entry(op, rs_join_head(ol, key), join_node) {
+		if (op->join_key != key || !fn(op, data))
+			continue;
+		joined = true;
+		if (op->join_key != key) {
+			hlist_del(&op->join_node);
+			hlist_add_head(&op->join_node, rs_join_head(ol, op->join_key));
+		}
+		break;
+	}
+	spin_unlock(&ol->join_lock);
+	return joined;
+}
+
+/*
+ * From rs_op_join()'s callback: let @op cover @nr stripes from op->stripe
+ * (at least as many as now), with @nr_pages buffer pages and @units
+ * stripe-cache entries (if more than it has), without waiting. False, and
+ * nothing changed, when that cannot be had now.
+ */
+bool rs_op_grow(struct rs_op *op, unsigned int nr, unsigned int nr_pages, unsigned int units)
+{
+	struct rainssd *rs = op->rs;
+	struct rs_oplayer *ol = rs->ol;
+	unsigned int more = units > op->units ? units - op->units : 0;
+	struct page **pages;
+
+	lockdep_assert_held(&ol->join_lock);
+	if (nr < op->nr || nr > RS_OP_MAX_STRIPES || nr_pages > ol->max_pages)
+		return false;
+	if (more) {
+		spin_lock(&ol->cache_lock);
+		if (ol->used + more > READ_ONCE(rs->stripe_cache)) {
+			spin_unlock(&ol->cache_lock);
+			return false;
+		}
+		ol->used += more;
+		spin_unlock(&ol->cache_lock);
+	}
+	/*
+	 * Before rs_op_acquire() the count is all there is; the reserve has
+	 * max_pages: nothing to add to either.
+	 */
+	if (nr_pages > op->nr_pages && op->acquired && !op->on_reserve) {
+		pages = krealloc_array(op->pages, nr_pages, sizeof(*pages),
+				       GFP_NOWAIT | __GFP_NOWARN);
+		if (pages) {
+			op->pages = pages;
+			memset(pages + op->nr_pages, 0,
+			       (nr_pages - op->nr_pages) * sizeof(*pages));
+		}
+		if (!pages || !rs_fill_pages(pages, op->nr_pages, nr_pages)) {
+			spin_lock(&ol->cache_lock);
+			ol->used -= more;
+			spin_unlock(&ol->cache_lock);
+			return false;
+		}
+	}
+	if (more) {
+		spin_lock(&ol->cache_lock);
+		ol->peak = max(ol->peak, ol->used);
+		spin_unlock(&ol->cache_lock);
+	}
+	op->units += more;
+	op->nr_pages = max(op->nr_pages, nr_pages);
+	op->nr = nr;
+	return true;
+}
+
+/* Lock the stripes not yet ours, in ascending order; run op->run when all are. */
+static void rs_op_lock_all(struct rs_op *op)
+{
+	struct rs_oplayer *ol = op->rs->ol;
+
+	rs_join_del(ol, op);
+	while (op->nr_locked < op->nr) {
+		struct rs_stripe_lock *lk = &op->lk[op->nr_locked];
+
+		lk->op = op;
+		lk->stripe = op->stripe + op->nr_locked;
+		if (!rs_stripe_trylock(ol, lk)) {
+			rs_join_add(ol, op);
+			return;		/* handed over later by rs_stripe_unlock */
+		}
+		op->nr_locked++;
+	}
+	rs_stat_inc(op->rs, RS_STAT_OPS);
+	op->run(op);
+}
+
+/* ---- buffers ---- */
+
+/* op->nr_pages pages from the page allocator, without waiting or reclaim. */
+static bool rs_op_alloc_pages(struct rs_op *op)
+{
+	op->pages = kcalloc(op->nr_pages, sizeof(*op->pages), GFP_NOWAIT | __GFP_NOWARN);
+	if (!op->pages)
+		return false;
+	if (rs_fill_pages(op->pages, 0, op->nr_pages))
+		return true;
 	kfree(op->pages);
 	op->pages = NULL;
 	return false;
@@ -340,6 +482,9 @@ static void rs_op_acquire(struct rs_op *op)
 {
 	struct rs_oplayer *ol = op->rs->ol;
 
+	/* From here on its page count is what it gets. */
+	rs_join_del(ol, op);
+	op->acquired = true;
 	if (!op->nr_pages || rs_op_alloc_pages(op))
 		return rs_op_lock_all(op);
 	spin_lock(&ol->reserve_lock);
@@ -361,6 +506,7 @@ void rs_op_start(struct rs_op *op, unsigned int nr_pages, rs_op_fn run)
 {
 	op->nr_pages = nr_pages;
 	op->run = run;
+	rs_join_add(op->rs->ol, op);
 	rs_op_queue(op, rs_op_acquire);
 }
 
@@ -641,6 +787,9 @@ int rs_op_init(struct rainssd *rs, bool (*feed)(struct rainssd *rs, struct bio *
 	ol->feed = feed;
 	ol->max_pages = rs_op_max_pages(g);
 	spin_lock_init(&ol->cache_lock);
+	spin_lock_init(&ol->join_lock);
+	for (i = 0; i < ARRAY_SIZE(ol->join); i++)
+		INIT_HLIST_HEAD(&ol->join[i]);
 	spin_lock_init(&ol->reserve_lock);
 	INIT_LIST_HEAD(&ol->reserve_waiters);
 	spin_lock_init(&ol->emergency_lock);

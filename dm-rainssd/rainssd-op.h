@@ -24,6 +24,15 @@
  * only what comes before, so nothing waits in a cycle; nothing sleeps in an
  * allocator while it holds a stripe (pages are taken before the stripes).
  *
+ * Joining (rs_op_join): an operation its user marked joinable with a key
+ * (rs_op_set_joinable: for a RAID-5 write, the logical sector where it ends)
+ * can be found by that key, from when it is started until it has its
+ * stripes (except while it takes its buffers), and given more work: more
+ * stripes after its last, more buffer pages and entries (rs_op_grow, without
+ * waiting). This is how writes queued behind a busy stripe are served
+ * together, as md's stripe cache does. It leaves the table when it has its
+ * stripes, so one that runs never changes.
+ *
  * Member I/O goes in batches (rs_batch_run): the step's bios are built by a
  * callback that calls rs_batch_add() for each member range (adjacent ranges
  * of one member merge into one bio), submitted least busy member first, and
@@ -33,8 +42,9 @@
  * waits (FIFO, no thread blocked) for the emergency bioset, which one step
  * at a time owns until its bios are back and whose reserve covers any step.
  *
- * Context: rs_op_get, rs_defer_bio and rs_feed_kick may be called in any
- * process context without sleeping (rs_defer_bio also in interrupt context);
+ * Context: rs_op_get, rs_op_join, rs_defer_bio and rs_feed_kick may be called
+ * in any process context without sleeping (rs_defer_bio also in interrupt
+ * context); rs_op_grow only from rs_op_join's callback;
  * everything else runs in process context (the workqueue or the map
  * function) and never sleeps, except rs_op_exit. Member bio completion runs
  * in interrupt context and only queues work.
@@ -56,6 +66,8 @@ struct rs_op;
 
 /* The most stripes one operation covers. */
 #define RS_OP_MAX_STRIPES	16
+/* The most pieces of user bios joined to one operation's own (rs_op_join). */
+#define RS_OP_MAX_MORE		15
 /* Operations may use at least this many buffer pages (1 MiB), and a full stripe. */
 #define RS_OP_MIN_PAGES		256
 /* md's default stripe_cache_size; ours is at least twice what one operation takes. */
@@ -63,6 +75,12 @@ struct rs_op;
 #define RS_MAX_STRIPE_CACHE	32768
 
 typedef void (*rs_op_fn)(struct rs_op *op);
+
+/* A piece of a user bio: the logical sectors of it an operation serves. */
+struct rs_piece {
+	struct bio *bio;
+	struct bvec_iter iter;
+};
 
 /* One stripe of an operation in the lock table. */
 struct rs_stripe_lock {
@@ -93,6 +111,15 @@ struct rs_op {
 	/* The user bio and the logical sectors of it this operation serves, or NULL. */
 	struct bio *bio;
 	struct bvec_iter iter;
+	/* Pieces of other bios joined to it, each following the one before. */
+	unsigned int nr_more;
+	struct rs_piece more[RS_OP_MAX_MORE];
+
+	/* Joining: in the join table by join_key while it waits for a stripe. */
+	struct hlist_node join_node;
+	u64 join_key;
+	bool joinable;
+	bool acquired;			/* rs_op_acquire() ran: its pages are counted out */
 
 	/* Buffers. */
 	unsigned int units;		/* stripe-cache entries held */
@@ -121,6 +148,10 @@ struct rs_op *rs_op_get(struct rainssd *rs, unsigned int units);
 void rs_op_start(struct rs_op *op, unsigned int nr_pages, rs_op_fn resume);
 void rs_op_queue(struct rs_op *op, rs_op_fn fn);
 void rs_op_put(struct rs_op *op);
+void rs_op_set_joinable(struct rs_op *op, u64 key);
+bool rs_op_join(struct rainssd *rs, u64 key, bool (*fn)(struct rs_op *op, void *data),
+		void *data);
+bool rs_op_grow(struct rs_op *op, unsigned int nr, unsigned int nr_pages, unsigned int units);
 void rs_defer_bio(struct rainssd *rs, struct bio *bio);
 bool rs_defer_pending(struct rainssd *rs);
 void rs_feed_kick(struct rainssd *rs);

@@ -4,7 +4,8 @@
  * this module by rainssd_units.c): buffer sizes, the stripe-cache cap, the
  * stripe-lock table (FIFO handoff, operations over several stripes locking
  * in ascending order, every operation running in the end), buffer pages and
- * the reserve, and deferred bios fed again when an operation ends.
+ * the reserve, joining work to an operation that waits, and deferred bios
+ * fed again when an operation ends.
  *
  * Each case builds a bare struct rainssd without devices (operations run,
  * no member I/O) with a workqueue of its own, and drains that workqueue
@@ -560,6 +561,126 @@ static void rs_op_pages_and_reserve(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t_stat(env, RS_STAT_RESERVE), 2ULL);
 }
 
+/* What t_join_fn() grows an operation to, and how often it was called. */
+struct t_join {
+	unsigned int nr, pages, units, calls;
+	u64 new_key;
+};
+
+static bool t_join_fn(struct rs_op *op, void *data)
+{
+	struct t_join *j = data;
+
+	j->calls++;
+	if (!rs_op_grow(op, j->nr, j->pages, j->units))
+		return false;
+	op->join_key = j->new_key;
+	return true;
+}
+
+static bool t_join(struct t_env *env, u64 key, struct t_join *j, unsigned int nr,
+		   unsigned int pages, unsigned int units, u64 new_key)
+{
+	j->nr = nr;
+	j->pages = pages;
+	j->units = units;
+	j->new_key = new_key;
+	return rs_op_join(&env->rs, key, t_join_fn, j);
+}
+
+/*
+ * Joining (rs_op_join, rs_op_grow). A holds stripe 5. B, joinable with key
+ * 100, waits for it with 1 page and 1 entry: no other key finds it; a grow
+ * beyond the stripe cache, to fewer stripes or (fail_buffers) without pages
+ * changes nothing; a grow to stripes 5-6, 3 pages and 2 entries, re-keyed to
+ * 200, does. The old key then finds nothing. When A is put, B locks both
+ * stripes and runs: C, on stripe 6, waits for B; a running B is found by no
+ * key. D, on the reserve, grows without a page more.
+ */
+static void rs_op_join_grow(struct kunit *test)
+{
+	enum { A, B, C, D, E };
+	static const unsigned int order[] = { A, B, C, E, D };
+	struct t_env *env = t_env_new(test, 4, 8, 64);
+	struct t_join j = { 0 };
+	struct rs_op *b;
+	unsigned int id, i;
+	bool faults;
+
+	for (id = A; id <= C; id++)
+		t_new(test, env, 1, id);
+	b = &env->ops[B]->op;
+	t_start(env, A, 5, 1, 0);
+	rs_op_set_joinable(b, 100);
+	t_start(env, B, 5, 1, 1);
+	KUNIT_EXPECT_FALSE(test, t_ran(env, B));
+	KUNIT_EXPECT_FALSE(test, t_join(env, 99, &j, 2, 3, 2, 200));
+	KUNIT_EXPECT_EQ(test, j.calls, 0U);
+
+	/* 64 entries, 3 held: 62 more for B do not fit. Nor does a shrink. */
+	KUNIT_EXPECT_FALSE(test, t_join(env, 100, &j, 2, 3, 64, 200));
+	KUNIT_EXPECT_FALSE(test, t_join(env, 100, &j, 0, 3, 2, 200));
+	KUNIT_EXPECT_FALSE(test, t_join(env, 100, &j, RS_OP_MAX_STRIPES + 1, 3, 2, 200));
+	faults = rs_kunit_fault_set(RS_FAULT_BUFFERS, true);
+	if (faults) {
+		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, t_fault_off, NULL), 0);
+		KUNIT_EXPECT_FALSE(test, t_join(env, 100, &j, 2, 3, 2, 200));
+		rs_kunit_fault_set(RS_FAULT_BUFFERS, false);
+	}
+	KUNIT_EXPECT_EQ(test, j.calls, faults ? 4U : 3U);
+	KUNIT_EXPECT_EQ(test, b->nr, 1U);
+	KUNIT_EXPECT_EQ(test, b->nr_pages, 1U);
+	KUNIT_EXPECT_EQ(test, b->units, 1U);
+	t_expect_usage(test, env, 3, 3);
+
+	KUNIT_EXPECT_TRUE(test, t_join(env, 100, &j, 2, 3, 2, 200));
+	KUNIT_EXPECT_EQ(test, b->nr, 2U);
+	KUNIT_EXPECT_EQ(test, b->nr_pages, 3U);
+	KUNIT_EXPECT_EQ(test, b->units, 2U);
+	KUNIT_ASSERT_NOT_NULL(test, b->pages);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_NOT_NULL(test, b->pages[i]);
+	t_expect_usage(test, env, 4, 4);
+	j.calls = 0;
+	KUNIT_EXPECT_FALSE(test, t_join(env, 100, &j, 3, 3, 2, 300));
+	KUNIT_EXPECT_EQ(test, j.calls, 0U);
+
+	t_put(test, env, A);
+	t_expect_order(test, env, order, 2);
+	KUNIT_EXPECT_EQ(test, b->nr_locked, 2U);
+	t_start(env, C, 6, 1, 0);
+	KUNIT_EXPECT_FALSE(test, t_ran(env, C));
+	KUNIT_EXPECT_FALSE(test, t_join(env, 200, &j, 3, 3, 2, 300));
+	KUNIT_EXPECT_EQ(test, j.calls, 0U);
+	t_put(test, env, B);
+	t_expect_order(test, env, order, 3);
+
+	/* On the reserve (fail_buffers): D waits behind C and grows for free. */
+	if (!faults)
+		return;
+	t_new(test, env, 1, D);
+	t_new(test, env, 1, E);
+	rs_kunit_fault_set(RS_FAULT_BUFFERS, true);
+	rs_op_set_joinable(&env->ops[D]->op, 7);
+	t_start(env, D, 6, 1, 2);
+	rs_kunit_fault_set(RS_FAULT_BUFFERS, false);
+	b = &env->ops[D]->op;
+	KUNIT_EXPECT_TRUE(test, b->on_reserve);
+	KUNIT_EXPECT_TRUE(test, t_join(env, 7, &j, 2, 40, 10, 8));
+	KUNIT_EXPECT_EQ(test, b->nr_pages, 40U);
+	KUNIT_EXPECT_TRUE(test, b->on_reserve);
+	/* E, on D's new stripe 7, runs: D holds nothing yet. */
+	t_start(env, E, 7, 1, 0);
+	KUNIT_EXPECT_TRUE(test, t_ran(env, E));
+	t_put(test, env, C);
+	KUNIT_EXPECT_FALSE(test, t_ran(env, D));
+	t_put(test, env, E);
+	t_expect_order(test, env, order, 5);
+	KUNIT_EXPECT_EQ(test, b->nr_locked, 2U);
+	t_put(test, env, D);
+	KUNIT_EXPECT_EQ(test, env->errors, 0U);
+}
+
 /*
  * Deferred bios wait, in order, until an operation ends: with the cache full
  * a deferred bio is fed once (no room, it goes back first in line), a second
@@ -652,6 +773,7 @@ static struct kunit_case rs_op_cases[] = {
 	KUNIT_CASE(rs_op_lock_multi_stripe),
 	KUNIT_CASE(rs_op_lock_progress),
 	KUNIT_CASE(rs_op_pages_and_reserve),
+	KUNIT_CASE(rs_op_join_grow),
 	KUNIT_CASE(rs_op_defer_feed),
 	KUNIT_CASE(rs_op_feed_end_during_feed),
 	{}
