@@ -619,15 +619,16 @@ static void rs_r5_xor(struct rs_r5_op *r5, unsigned int i, unsigned int dst,
 	}
 }
 
-/* Copy between the user bio's piece (op->iter, logical) and the data buffers. */
-static void rs_r5_copy(struct rs_r5_op *r5, bool to_bio)
+/* Copy between a piece of a user bio (@iter, logical) and the data buffers. */
+static void rs_r5_copy_piece(struct rs_r5_op *r5, struct bio *bio, struct bvec_iter iter,
+			     bool to_bio)
 {
 	struct rs_op *op = &r5->op;
 	const struct rs_geom *g = &op->rs->geom;
 	struct bvec_iter it;
 	struct bio_vec bv;
 
-	__bio_for_each_segment(bv, op->bio, it, op->iter) {
+	__bio_for_each_segment(bv, bio, it, iter) {
 		sector_t pos = it.bi_sector;
 		unsigned int done = 0;
 		void *ubuf = bvec_kmap_local(&bv);
@@ -654,6 +655,17 @@ static void rs_r5_copy(struct rs_r5_op *r5, bool to_bio)
 	}
 }
 
+/* ... of every piece the operation serves (a read has one). */
+static void rs_r5_copy(struct rs_r5_op *r5, bool to_bio)
+{
+	struct rs_op *op = &r5->op;
+	unsigned int i;
+
+	rs_r5_copy_piece(r5, op->bio, op->iter, to_bio);
+	for (i = 0; i < op->nr_more; i++)
+		rs_r5_copy_piece(r5, op->more[i].bio, op->more[i].iter, to_bio);
+}
+
 /* ---- the end ---- */
 
 static void rs_r5_plan(struct rs_op *op);
@@ -667,6 +679,8 @@ static void rs_r5_finish(struct rs_r5_op *r5, blk_status_t status)
 {
 	struct rainssd *rs = r5->op.rs;
 	struct bio *bio = r5->op.bio;
+	struct bio *more[RS_OP_MAX_MORE];
+	unsigned int i, nr_more = r5->op.nr_more;
 
 	if (r5->bm_started)
 		rs_bitmap_end(rs->bitmap, &r5->op);
@@ -674,9 +688,13 @@ static void rs_r5_finish(struct rs_r5_op *r5, blk_status_t status)
 		rs_log_done(rs->log, &r5->op);
 	if (!bio)
 		r5->done(r5->done_ctx, status, r5->mismatch_sectors);
+	for (i = 0; i < nr_more; i++)
+		more[i] = r5->op.more[i].bio;
 	rs_op_put(&r5->op);
 	if (bio)
 		rs_bio_endio_piece(rs, bio, status);
+	for (i = 0; i < nr_more; i++)
+		rs_bio_endio_piece(rs, more[i], status);
 }
 
 /*
@@ -1711,11 +1729,11 @@ static void rs_r5_plan(struct rs_op *op)
 /* ---- making operations ---- */
 
 /*
- * Set @r5 up for logical sectors [ls, le) of @rb's bio and return the
- * buffer pages it needs; with @r5 NULL only count them.
+ * Lay @r5 out for logical sectors [ls, le) and return the buffer pages it
+ * needs; with @r5 NULL only count them.
  */
-static unsigned int rs_r5_setup(struct rainssd *rs, struct rs_r5_op *r5, struct rs_bio *rb,
-				sector_t ls, sector_t le)
+static unsigned int rs_r5_layout(struct rainssd *rs, struct rs_r5_op *r5, sector_t ls,
+				 sector_t le)
 {
 	const struct rs_geom *g = &rs->geom;
 	u64 first = div_u64(ls, g->stripe_data);
@@ -1737,22 +1755,97 @@ static unsigned int rs_r5_setup(struct rainssd *rs, struct rs_r5_op *r5, struct 
 	if (nr > 1)
 		pages += np[1] + (nr - 2) * rs_pages_for(g->chunk);
 	if (r5) {
-		struct rs_loc loc;
-
 		r5->op.stripe = first;
 		r5->op.nr = nr;
 		r5->lstart = ls;
 		r5->lend = le;
 		memcpy(r5->rows, rows, sizeof(rows));
 		memcpy(r5->np, np, sizeof(np));
-		rs_map(g, ls, &loc);
-		r5->member = loc.member;
-		r5->by_choice = rb->by_choice;
-		r5->t_map = rb->t_map;
-		/* Its member failed the read: rebuilt, then written back. */
-		r5->bad = rb->bad & BIT(loc.member);
 	}
 	return g->n * pages;
+}
+
+/* Set @r5 up for logical sectors [ls, le) of @rb's bio (rs_r5_layout, and what a read needs). */
+static void rs_r5_setup(struct rainssd *rs, struct rs_r5_op *r5, struct rs_bio *rb,
+			sector_t ls, sector_t le)
+{
+	struct rs_loc loc;
+
+	rs_r5_layout(rs, r5, ls, le);
+	rs_map(&rs->geom, ls, &loc);
+	r5->member = loc.member;
+	r5->by_choice = rb->by_choice;
+	r5->t_map = rb->t_map;
+	/* Its member failed the read: rebuilt, then written back. */
+	r5->bad = rb->bad & BIT(loc.member);
+}
+
+static bool rs_bio_same_blkg(const struct bio *a, const struct bio *b)
+{
+#ifdef CONFIG_BLK_CGROUP
+	return a->bi_blkg == b->bi_blkg;
+#else
+	return true;
+#endif
+}
+
+/*
+ * Whether pieces of user writes @a and @b may be served by one operation:
+ * the same flags, priority and cgroup (its member bios carry those of its
+ * first bio), and neither needs to be durable on its own (FUA, PREFLUSH).
+ */
+static bool rs_r5_can_join(const struct bio *a, const struct bio *b)
+{
+	blk_opf_t same = REQ_OP_MASK | REQ_SYNC | REQ_META | REQ_PRIO | REQ_FUA | REQ_PREFLUSH;
+
+	if (bio_op(a) != REQ_OP_WRITE || ((a->bi_opf | b->bi_opf) & (REQ_FUA | REQ_PREFLUSH)) ||
+	    ((a->bi_opf ^ b->bi_opf) & same) || a->bi_ioprio != b->bi_ioprio)
+		return false;
+	return rs_bio_same_blkg(a, b);
+}
+
+struct rs_r5_join {
+	struct bio *bio;
+	unsigned int maxs;
+};
+
+/*
+ * rs_op_join()'s callback: give the next piece of a user write, which
+ * begins where @op's write ends, to @op, which waits for a stripe; as much
+ * of it as fits in maxs stripes from op's first.
+ */
+static bool rs_r5_join_one(struct rs_op *op, void *data)
+{
+	const struct rs_r5_join *j = data;
+	struct rs_r5_op *r5 = to_r5(op);
+	struct rainssd *rs = op->rs;
+	const struct rs_geom *g = &rs->geom;
+	struct rs_bio *rb = rs_bio(j->bio);
+	sector_t ls = rb->iter.bi_sector;
+	sector_t le = ls + (rb->iter.bi_size >> SECTOR_SHIFT);
+	unsigned int pages, nr;
+	struct rs_piece *p;
+
+	if (r5->kind != RS_R5_WRITE || !op->bio || op->nr_more == RS_OP_MAX_MORE ||
+	    r5->lend != ls || !rs_r5_can_join(op->bio, j->bio))
+		return false;
+	le = min_t(sector_t, le, (op->stripe + j->maxs) * g->stripe_data);
+	if (le <= ls)
+		return false;
+	pages = rs_r5_layout(rs, NULL, r5->lstart, le);
+	nr = div_u64(le - 1, g->stripe_data) - op->stripe + 1;
+	if (!rs_op_grow(op, nr, pages, DIV_ROUND_UP(pages, g->n)))
+		return false;
+	rs_r5_layout(rs, r5, r5->lstart, le);
+	p = &op->more[op->nr_more++];
+	p->bio = j->bio;
+	p->iter = rb->iter;
+	p->iter.bi_size = (le - ls) << SECTOR_SHIFT;
+	atomic_inc(&rb->pending);
+	bio_advance_iter(j->bio, &rb->iter, p->iter.bi_size);
+	op->join_key = le;
+	rs_stat_inc(rs, RS_STAT_JOINED);
+	return true;
 }
 
 /*
@@ -1765,6 +1858,7 @@ bool rs_r5_feed(struct rainssd *rs, struct bio *bio)
 	unsigned int maxs = rs_r5_max_stripes(g);
 	struct rs_bio *rb = rs_bio(bio);
 	bool read = bio_op(bio) == REQ_OP_READ;
+	struct rs_r5_join j = { .bio = bio, .maxs = maxs };
 
 	while (rb->iter.bi_size) {
 		sector_t ls = rb->iter.bi_sector;
@@ -1778,11 +1872,15 @@ bool rs_r5_feed(struct rainssd *rs, struct bio *bio)
 		 * A read is served a chunk at a time (the map cuts most; a wide
 		 * read that failed comes whole), a write by up to maxs stripes.
 		 */
-		if (read)
+		if (read) {
 			le = min_t(sector_t, le, round_down(ls, g->chunk) + g->chunk);
-		else
+		} else {
+			/* After a write that waits for its stripe: served with it. */
+			if (rs_op_join(rs, ls, rs_r5_join_one, &j))
+				continue;
 			le = min_t(sector_t, le, (stripe + maxs) * g->stripe_data);
-		pages = rs_r5_setup(rs, NULL, rb, ls, le);
+		}
+		pages = rs_r5_layout(rs, NULL, ls, le);
 		/* A tier read again: scratch for the copy's rows (member slot n). */
 		if (read && rb->tier)
 			pages += pages / g->n;
@@ -1802,6 +1900,9 @@ bool rs_r5_feed(struct rainssd *rs, struct bio *bio)
 		op->iter.bi_size = (le - ls) << SECTOR_SHIFT;
 		atomic_inc(&rb->pending);
 		bio_advance_iter(bio, &rb->iter, op->iter.bi_size);
+		/* The next write may join it while it waits (rs_r5_join_one). */
+		if (!read && !(bio->bi_opf & (REQ_FUA | REQ_PREFLUSH)))
+			rs_op_set_joinable(op, le);
 		rs_op_start(op, pages, rs_r5_plan);
 	}
 	/* Every piece is out: drop the cutting reference. */

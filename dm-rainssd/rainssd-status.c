@@ -109,7 +109,7 @@ static void rs_status_tier(struct rainssd *rs, char *result, unsigned int maxlen
  *   <deferred_bios> <reserve_ops> <emergency_steps> <sync_ratio>
  *   <sync_action> <read_errors> <repaired> <mismatch_cnt> <tier_stripes>
  *   <tier_to_r1> <tier_to_r5> <tier_offline> <tier_writes> <tier_reads>
- *   <migration_action> <metadata_mode> <needs_check>
+ *   <migration_action> <metadata_mode> <needs_check> <joined_writes>
  * health has one character per member: A in sync, a being rebuilt, D failed
  * or missing (dm-raid's letters). sync_ratio is <done>/<total> sectors per
  * member of the resync or rebuild, sync_action idle, resync, recover or
@@ -157,7 +157,7 @@ void rs_status_info(struct rainssd *rs, char *result, unsigned int maxlen)
 	put_cpu_ptr(rs->snap);
 	rs_op_cache_usage(rs, &used, &peak);
 	DMEMIT(" %u %u %u", used, READ_ONCE(rs->stripe_cache), peak);
-	for (i = RS_NR_POLICY_STATS; i < RS_NR_STATS; i++)
+	for (i = RS_NR_POLICY_STATS; i < RS_NR_OP_STATS; i++)
 		DMEMIT(" %llu", st->c[i]);
 	action = rs_sync_status(rs->sync, &done, &total, &mismatches);
 	DMEMIT(" %llu/%llu %s ", done, total, action);
@@ -168,6 +168,7 @@ void rs_status_info(struct rainssd *rs, char *result, unsigned int maxlen)
 		DMEMIT("%s%llu", i ? ":" : "", st->m[i][RS_MSTAT_REPAIRED]);
 	DMEMIT(" %llu", mismatches);
 	rs_status_tier(rs, result, maxlen, &sz);
+	DMEMIT(" %llu", st->c[RS_STAT_JOINED]);
 	mutex_unlock(&rs->stats_lock);
 }
 

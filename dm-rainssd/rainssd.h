@@ -82,7 +82,7 @@
 #include "rainssd-shape.h"
 
 #define DM_MSG_PREFIX "rainssd"
-#define RS_VERSION_STR "1.10.1"
+#define RS_VERSION_STR "1.11.0"
 
 /* md's defaults: speed_limit_min and _max (KiB/s per member), max_corr_read_errors. */
 #define RS_DEF_MIN_RECOVERY_RATE	1000
@@ -92,7 +92,8 @@
 /*
  * Counters shown by the status line, in status order; kept per CPU. The
  * first eight come before the policy name, those up to RS_STAT_PROBES after
- * the read policy; the rest (1.3.0) after the member words.
+ * the read policy; those up to RS_STAT_EMERGENCY (1.3.0) after the member
+ * words; RS_STAT_JOINED (1.11.0) last of all.
  */
 enum rs_stat {
 	RS_STAT_READS,		/* user read bios (after splitting at chunks) */
@@ -113,11 +114,13 @@ enum rs_stat {
 	RS_STAT_DEFERRED,	/* bios that waited for a free operation */
 	RS_STAT_RESERVE,	/* operations that ran on the buffer reserve */
 	RS_STAT_EMERGENCY,	/* steps whose bios came from the emergency bioset */
+	RS_STAT_JOINED,		/* write pieces joined to a queued write (1.11.0: last) */
 	RS_NR_STATS,
 };
 
 #define RS_NR_BASIC_STATS	(RS_STAT_RECON_READS + 1)
 #define RS_NR_POLICY_STATS	(RS_STAT_PROBES + 1)
+#define RS_NR_OP_STATS		(RS_STAT_EMERGENCY + 1)
 
 /* Per-member counters, shown in each member's status word. */
 enum rs_mstat {

@@ -71,20 +71,29 @@ t_status_field() {
 	dmsetup status "$1" | awk -v i="$2" '{print $(4 + i)}'
 }
 
-# t_opstat <name> <field>: one of the status fields appended after the
-# member words (1.3.0: stripe_cache_used stripe_cache stripe_cache_peak ops
-# replans deferred reserve emergency; 1.4.0: sync_ratio sync_action
-# read_errors repaired; 1.5.0: mismatch_cnt; 1.7.0 prints the 9 tier
-# fields after it, see t_tier).
-t_opstat() {
+# The status fields after the member words, in order (docs/rainssd.rst):
+# 1.3.0's stripe cache and operation counters, 1.4.0's sync fields, 1.5.0's
+# mismatch_cnt, 1.7.0's 9 tier fields and 1.11.0's joined_writes.
+T_TAIL_FIELDS=(stripe_cache_used stripe_cache stripe_cache_peak ops replans deferred reserve
+	emergency sync_ratio sync_action read_errors repaired mismatch_cnt tier_stripes tier_to_r1
+	tier_to_r5 tier_offline tier_writes tier_reads migration_action metadata_mode needs_check
+	joined_writes)
+
+# t_tail_field <field>: that field of the status line on stdin (counted from its end).
+t_tail_field() {
 	local i=0 f
-	for f in stripe_cache_used stripe_cache stripe_cache_peak ops replans deferred reserve \
-		emergency sync_ratio sync_action read_errors repaired mismatch_cnt; do
-		[ "$f" = "$2" ] && break
+	for f in "${T_TAIL_FIELDS[@]}"; do
+		[ "$f" = "$1" ] && break
 		i=$((i + 1))
 	done
-	[ $i -lt 13 ] || fail "t_opstat: no field $2"
-	dmsetup status "$1" | awk -v k=$((21 - i)) '{print $(NF - k)}'
+	[ $i -lt ${#T_TAIL_FIELDS[@]} ] || fail "t_tail_field: no field $1"
+	awk -v k=$((${#T_TAIL_FIELDS[@]} - 1 - i)) '{print $(NF - k)}'
+}
+
+# t_opstat <name> <field>: one of the fields after the member words of
+# volume <name>'s status (T_TAIL_FIELDS).
+t_opstat() {
+	dmsetup status "$1" | t_tail_field "$2"
 }
 
 # t_idle <name> <seconds>: wait until no resync, rebuild or scrub runs

@@ -1388,6 +1388,15 @@ def rainssd_counters(before, after):
             pass
     out["policy"] = b.get("policy")
     out["extra_after"] = b.get("extra")
+    # Operations run and (1.11.0) write pieces joined to a queued write.
+    try:
+        n = int(b["devs"])
+        ta, tb = rainssd_tail(before, n), rainssd_tail(after, n)
+        for k in ("ops", "joined_writes"):
+            if k in ta and k in tb:
+                out[k] = int(tb[k]) - int(ta[k])
+    except (KeyError, ValueError):
+        pass
     return out
 
 
@@ -1396,7 +1405,8 @@ CACHE_FIELDS = ["stripe_cache_used", "stripe_cache", "stripe_cache_peak", "ops",
 SYNC_FIELDS = ["sync_ratio", "sync_action", "read_errors", "repaired"]
 # 1.5.0's mismatch_cnt and 1.7.0's tier fields (docs/rainssd.rst, Status).
 TIER_FIELDS = ["mismatch_cnt", "tier_stripes", "tier_to_r1", "tier_to_r5", "tier_offline",
-               "tier_writes", "tier_reads", "migration_action", "metadata_mode", "needs_check"]
+               "tier_writes", "tier_reads", "migration_action", "metadata_mode", "needs_check",
+               "joined_writes"]   # 1.11.0
 
 
 def rainssd_tail(line, n):

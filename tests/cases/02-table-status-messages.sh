@@ -20,12 +20,12 @@ note "status: $st"
 set -- $st
 # 3 words of dmsetup, 12 basic, read_policy, 5 counters, rebuild_us, one
 # word per member, then the operation layer's 8 (1.3.0), 4 (1.4.0),
-# mismatch_cnt (1.5.0) and the tier's 9 (1.7.0)
-[ $# -eq 48 ] || fail "status has $# words, want 48"
-# No tier: 0/0 stripes, no migration, the table rw.
-[ "${40}" = 0/0 ] && [ "${46}" = idle ] && [ "${47}" = rw ] && [ "${48}" = - ] ||
-	fail "tier fields without a tier: ${*:40}"
-[ "$4" = 1.10.1 ] && [ "$5" = 4 ] && [ "$6" = AAAA ] && [ "${15}" = rcw ] && [ "${16}" = direct ] &&
+# mismatch_cnt (1.5.0), the tier's 9 (1.7.0) and joined_writes (1.11.0)
+[ $# -eq 49 ] || fail "status has $# words, want 49"
+# No tier: 0/0 stripes, no migration, the table rw; no write joined yet.
+[ "${40}" = 0/0 ] && [ "${46}" = idle ] && [ "${47}" = rw ] && [ "${48}" = - ] &&
+	[ "${49}" = 0 ] || fail "tier and joined fields without a tier or writes: ${*:40}"
+[ "$4" = 1.11.0 ] && [ "$5" = 4 ] && [ "$6" = AAAA ] && [ "${15}" = rcw ] && [ "${16}" = direct ] &&
 	[ "${22}" = 0 ] || fail "status fields"
 for w in "${@:23:4}"; do
 	# 1.6.0: 12 numbers (the others' load on the member's device appended)

@@ -209,7 +209,7 @@ cut() {
 		dmsetup message $VOL 0 fail $failed || { DETAIL="fail $failed refused"; return; }
 	fi
 	health=$(t_status_field $VOL 2)
-	[ "$TIER" = 0 ] || health+=", tier $(dmsetup status $VOL | awk '{print $(NF-8)}')"
+	[ "$TIER" = 0 ] || health+=", tier $(dmsetup status $VOL | t_tail_field tier_stripes)"
 	"$CW" verify --dev /dev/mapper/$VOL --blocks $BLOCKS --issued /tmp/pc.issued \
 		--acked /tmp/pc.acked >/tmp/pc.verify 2>&1
 	rc=$?

@@ -316,7 +316,7 @@ PY
 dd if=/tmp/fz-pat of=/dev/mapper/rsf bs=1M skip=2 seek=2 count=2 oflag=direct conv=fsync status=none ||
 	fail "write the rest of the pattern"
 [ "$(vol_md5)" = "$MD5" ] || fail "the pattern does not read back from the tier volume"
-tstripes=$(dmsetup status rsf | awk '{print $(NF-8)}')
+tstripes=$(dmsetup status rsf | t_tail_field tier_stripes)
 [ "${tstripes%/*}" -gt 0 ] || fail "no stripe of the pattern is in the tier ($tstripes)"
 $TMO dmsetup remove --retry rsf || fail "remove the tier volume"
 # The tier area: after the data area, as the superblocks have it (and
@@ -352,7 +352,7 @@ pt_ref=$((ta_k + ta_u)) pt_acc=$ta_acc
 	fail "rainssd-fuzz messages --tier"
 t0=$SECONDS
 run_messages /tmp/fz-messages "$NTM"
-note "tier messages: $NTM in $((SECONDS - t0))s, refused $mb_ref, accepted $mb_acc; options after them: $(cut -d' ' -f10- <<<"$MSG_TABLE"); tier after them: $(awk '{print $(NF-8), $(NF-2)}' <<<"$MSG_STATUS")"
+note "tier messages: $NTM in $((SECONDS - t0))s, refused $mb_ref, accepted $mb_acc; options after them: $(cut -d' ' -f10- <<<"$MSG_TABLE"); tier after them: $(t_tail_field tier_stripes <<<"$MSG_STATUS") $(t_tail_field migration_action <<<"$MSG_STATUS")"
 pm_ref=$mb_ref pm_acc=$mb_acc
 
 # d3) The tier's mapping table, every iteration from the saved state: one
@@ -407,7 +407,7 @@ for i in $(seq 1 "$NTIER"); do
 		td_acc=$((td_acc + 1))
 		h=$(t_status_field rsf 2)
 		m=$(vol_md5)
-		ts=$(dmsetup status rsf | awk '{print $(NF-8)}')
+		ts=$(dmsetup status rsf | t_tail_field tier_stripes)
 		dmsetup remove --retry rsf || fail "remove rsf, $what"
 		theal="$theal $h"
 		[ "$m" = "$MD5" ] || { cat /tmp/fz-corrupt; fail "the volume reads back md5 $m (health $h, tier $ts), $what"; }

@@ -23,14 +23,14 @@ line=$(t_table $CHUNK "$T_LEN" nosync tier_size $TIER migration_threshold 2)
 note "table: $line"
 echo "$line" | dmsetup create rst || fail "create with a tier"
 
-# tier field <name>: one of the tier fields at the end of the status line.
+# tier field <name>: one of the tier fields of the status line.
 tier() {
-	local i=0 f
-	for f in stripes to_r1 to_r5 offline writes reads action mode check; do
-		[ "$f" = "$1" ] && break
-		i=$((i + 1))
-	done
-	dmsetup status rst | awk -v k=$((8 - i)) '{print $(NF - k)}'
+	case $1 in
+	action) t_opstat rst migration_action ;;
+	mode) t_opstat rst metadata_mode ;;
+	check) t_opstat rst needs_check ;;
+	*) t_opstat rst "tier_$1" ;;
+	esac
 }
 
 [ "$(tier stripes)" = "0/$(tier stripes | cut -d/ -f2)" ] || fail "a new tier is not empty: $(tier stripes)"

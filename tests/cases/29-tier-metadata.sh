@@ -33,7 +33,7 @@ line=$(t_table $CHUNK "$T_LEN" nosync tier_size $TIER)
 echo "$line" | dmsetup create rsm || fail "create"
 t_fio_verify fill $v --rw=randwrite --bs=4k --size=16m --iodepth=16 --number_ios=2500
 sum=$(dd if=$v bs=1M count=16 iflag=direct status=none | md5sum)
-used=$(dmsetup status rsm | awk '{print $(NF-8)}')
+used=$(dmsetup status rsm | t_tail_field tier_stripes)
 note "tier after the writes: $used"
 dmsetup remove --retry rsm
 
@@ -85,7 +85,7 @@ dmsetup message rsm 0 flush_tier || fail "flush_tier"
 sleep 1
 dmsetup message rsm 0 fail 1 || fail "fail 1"
 st=$(dmsetup status rsm)
-act=$(echo "$st" | awk '{print $(NF-2)}')
+act=$(echo "$st" | t_tail_field migration_action)
 [ "$act" = frozen ] || fail "migration_action $act with a member out (want frozen); status: ${st##*rainssd }"
 tbl=$(dmsetup table rsm)
 new=$(echo "$tbl" | awk -v s="$spare" '{ $7 = s; NF = 5 + '"$N"'; print }')
@@ -99,11 +99,11 @@ t_idle rsm 600 || fail "rebuild not done"
 dmsetup message rsm 0 flush_tier || fail "flush_tier after the rebuild"
 dmsetup message rsm 0 migration_rate 0 || fail "migration_rate 0"
 for _ in $(seq 300); do
-	[ "$(dmsetup status rsm | awk '{print $(NF-8)}' | cut -d/ -f1)" = 0 ] && break
+	[ "$(dmsetup status rsm | t_tail_field tier_stripes | cut -d/ -f1)" = 0 ] && break
 	sleep 1
 done
-[ "$(dmsetup status rsm | awk '{print $(NF-8)}' | cut -d/ -f1)" = 0 ] ||
-	fail "flush_tier after the rebuild left $(dmsetup status rsm | awk '{print $(NF-8)}')"
+[ "$(dmsetup status rsm | t_tail_field tier_stripes | cut -d/ -f1)" = 0 ] ||
+	fail "flush_tier after the rebuild left $(dmsetup status rsm | t_tail_field tier_stripes)"
 dmsetup message rsm 0 fail 2 || fail "fail 2"
 [ "$(dd if=$v bs=1M count=16 iflag=direct status=none | md5sum)" = "$sum" ] ||
 	fail "after the rebuild and member 2 failed the volume reads differently"

@@ -37,6 +37,8 @@ V16 = V15.replace("1.5.0", "1.6.0").replace(
 V17 = V16.replace("1.6.0", "1.7.0") + " 120/1365 140 20 7 900 450 migrate rw -"
 # 1.7.0 on a volume without a tier
 V17_NO_TIER = V16.replace("1.6.0", "1.7.0") + " 0/0 0 0 0 0 0 idle rw -"
+# 1.11.0: 1.7.0 plus <joined_writes>.
+V111 = V17.replace("1.7.0", "1.11.0") + " 4321"
 TIER_COUNTERS = ["tier_to_r1", "tier_to_r5", "tier_offline", "tier_writes", "tier_reads"]
 TAIL = ["stripe_cache_used", "stripe_cache", "stripe_cache_peak", "ops", "replans",
         "deferred_bios", "reserve_ops", "emergency_steps"]
@@ -224,6 +226,26 @@ class StatusTool(unittest.TestCase):
         for k in ["tier_used", "tier_capacity", "migration_action", "metadata_mode",
                   "needs_check"] + TIER_COUNTERS:
             self.assertNotIn(k, s)
+
+    def test_v111_joined_writes(self):
+        rc, out, err = run("--json", "--line", V111)
+        self.assertEqual(rc, 0, err)
+        s = json.loads(out)["segments"][0]
+        self.assertEqual((s["version"], s["joined_writes"], s["tier_used"], s["needs_check"]),
+                         ("1.11.0", 4321, 120, False))
+        self.assertEqual([s[k] for k in TAIL], [12, 256, 40, 1500, 3, 17, 2, 1])
+        self.assertEqual([s[k] for k in TIER_COUNTERS], [140, 20, 7, 900, 450])
+        self.assertNotIn("joined_writes", json.loads(run("--json", "--line", V17)[1])[
+            "segments"][0])
+        rc, out, err = run("--line", V111)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("  joined_writes          4321", out.splitlines())
+        # not a number, or a word too many: refused
+        rc, _, err = run("--line", V111.replace(" 4321", " x"))
+        self.assertEqual(rc, 1)
+        self.assertIn("joined_writes", err)
+        rc, _, err = run("--line", V111 + " 5")
+        self.assertEqual(rc, 1)
 
     def test_v17_tier_labels(self):
         rc, out, err = run("--line", V17)
