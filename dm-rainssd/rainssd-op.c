@@ -334,21 +334,25 @@ void rs_op_set_joinable(struct rs_op *op, u64 key)
 }
 
 /*
- * Find an operation of @rs waiting for a stripe with join key @key and
- * call @fn(op, @data) while it cannot start: @fn may grow it (rs_op_grow),
- * add pieces and change op->join_key, and returns whether it did. False
- * when no such operation waits or @fn said no to each. Any process context,
- * never sleeps; @fn must not sleep either.
+ * Find a joinable operation of @rs with join key @key that does not hold
+ * its stripes yet, and call @fn(op, @data) while it cannot go on: @fn may
+ * grow it (rs_op_grow), add pieces and change op->join_key, and returns
+ * whether it did. False when there is no such operation or @fn said no to
+ * each. Any process context, never sleeps; @fn must not sleep either.
  */
 bool rs_op_join(struct rainssd *rs, u64 key, bool (*fn)(struct rs_op *op, void *data),
 		void *data)
 {
 	struct rs_oplayer *ol = rs->ol;
+	struct hlist_head *head = rs_join_head(ol, key);
 	struct rs_op *op;
 	bool joined = false;
 
+	/* Most writes find an empty bucket: no lock for them (a miss only costs a join). */
+	if (hlist_empty(head))
+		return false;
 	spin_lock(&ol->join_lock);
-	hlist_for_each_entry(op, rs_join_head(ol, key), join_node) {
+	hlist_for_each_entry(op, head, join_node) {
 		if (op->join_key != key || !fn(op, data))
 			continue;
 		joined = true;
@@ -366,7 +370,8 @@ bool rs_op_join(struct rainssd *rs, u64 key, bool (*fn)(struct rs_op *op, void *
  * From rs_op_join()'s callback: let @op cover @nr stripes from op->stripe
  * (at least as many as now), with @nr_pages buffer pages and @units
  * stripe-cache entries (if more than it has), without waiting. False, and
- * nothing changed, when that cannot be had now.
+ * it holds what it held (its page array may have moved), when that cannot
+ * be had now.
  */
 bool rs_op_grow(struct rs_op *op, unsigned int nr, unsigned int nr_pages, unsigned int units)
 {

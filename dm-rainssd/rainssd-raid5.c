@@ -1876,7 +1876,8 @@ bool rs_r5_feed(struct rainssd *rs, struct bio *bio)
 			le = min_t(sector_t, le, round_down(ls, g->chunk) + g->chunk);
 		} else {
 			/* After a write that waits for its stripe: served with it. */
-			if (rs_op_join(rs, ls, rs_r5_join_one, &j))
+			if (!(bio->bi_opf & (REQ_FUA | REQ_PREFLUSH)) &&
+			    rs_op_join(rs, ls, rs_r5_join_one, &j))
 				continue;
 			le = min_t(sector_t, le, (stripe + maxs) * g->stripe_data);
 		}

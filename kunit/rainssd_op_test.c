@@ -588,19 +588,30 @@ static bool t_join(struct t_env *env, u64 key, struct t_join *j, unsigned int nr
 	return rs_op_join(&env->rs, key, t_join_fn, j);
 }
 
+/* A key other than @key that rs_op_join() looks up in the same bucket as @key. */
+static u64 t_same_bucket(u64 key)
+{
+	u64 k = key + 1;
+
+	while (hash_64(k, 6) != hash_64(key, 6))
+		k++;
+	return k;
+}
+
 /*
  * Joining (rs_op_join, rs_op_grow). A holds stripe 5. B, joinable with key
- * 100, waits for it with 1 page and 1 entry: no other key finds it; a grow
- * beyond the stripe cache, to fewer stripes or (fail_buffers) without pages
- * changes nothing; a grow to stripes 5-6, 3 pages and 2 entries, re-keyed to
- * 200, does. The old key then finds nothing. When A is put, B locks both
- * stripes and runs: C, on stripe 6, waits for B; a running B is found by no
- * key. D, on the reserve, grows without a page more.
+ * 100, waits for it with 1 page and 1 entry: another key, even one in the
+ * same bucket, does not find it; a grow beyond the stripe cache, to fewer
+ * or too many stripes or (fail_buffers) without pages changes nothing; a
+ * grow to stripes 5-6, 3 pages and 2 entries, re-keyed to 200, does. Then
+ * key 200 finds it (3 entries, 4 pages, key 300) and 100 does not. When A
+ * is put, B locks both stripes and runs: C, on stripe 6, waits for B; a
+ * running B is found by no key. Everything goes back to the cache.
  */
 static void rs_op_join_grow(struct kunit *test)
 {
-	enum { A, B, C, D, E };
-	static const unsigned int order[] = { A, B, C, E, D };
+	enum { A, B, C };
+	static const unsigned int order[] = { A, B, C };
 	struct t_env *env = t_env_new(test, 4, 8, 64);
 	struct t_join j = { 0 };
 	struct rs_op *b;
@@ -615,9 +626,10 @@ static void rs_op_join_grow(struct kunit *test)
 	t_start(env, B, 5, 1, 1);
 	KUNIT_EXPECT_FALSE(test, t_ran(env, B));
 	KUNIT_EXPECT_FALSE(test, t_join(env, 99, &j, 2, 3, 2, 200));
+	KUNIT_EXPECT_FALSE(test, t_join(env, t_same_bucket(100), &j, 2, 3, 2, 200));
 	KUNIT_EXPECT_EQ(test, j.calls, 0U);
 
-	/* 64 entries, 3 held: 62 more for B do not fit. Nor does a shrink. */
+	/* 64 entries, 3 held: 63 more for B do not fit. Nor does a shrink. */
 	KUNIT_EXPECT_FALSE(test, t_join(env, 100, &j, 2, 3, 64, 200));
 	KUNIT_EXPECT_FALSE(test, t_join(env, 100, &j, 0, 3, 2, 200));
 	KUNIT_EXPECT_FALSE(test, t_join(env, 100, &j, RS_OP_MAX_STRIPES + 1, 3, 2, 200));
@@ -637,48 +649,76 @@ static void rs_op_join_grow(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, b->nr, 2U);
 	KUNIT_EXPECT_EQ(test, b->nr_pages, 3U);
 	KUNIT_EXPECT_EQ(test, b->units, 2U);
-	KUNIT_ASSERT_NOT_NULL(test, b->pages);
-	for (i = 0; i < 3; i++)
-		KUNIT_EXPECT_NOT_NULL(test, b->pages[i]);
 	t_expect_usage(test, env, 4, 4);
+	/* Found by its new key only (it moved to that key's bucket). */
 	j.calls = 0;
-	KUNIT_EXPECT_FALSE(test, t_join(env, 100, &j, 3, 3, 2, 300));
+	KUNIT_EXPECT_FALSE(test, t_join(env, 100, &j, 2, 4, 3, 300));
 	KUNIT_EXPECT_EQ(test, j.calls, 0U);
+	KUNIT_EXPECT_TRUE(test, t_join(env, 200, &j, 2, 4, 3, 300));
+	KUNIT_EXPECT_EQ(test, b->join_key, 300ULL);
+	KUNIT_EXPECT_EQ(test, b->nr_pages, 4U);
+	KUNIT_EXPECT_EQ(test, b->units, 3U);
+	KUNIT_ASSERT_NOT_NULL(test, b->pages);
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_NOT_NULL(test, b->pages[i]);
+	t_expect_usage(test, env, 5, 5);
 
 	t_put(test, env, A);
 	t_expect_order(test, env, order, 2);
 	KUNIT_EXPECT_EQ(test, b->nr_locked, 2U);
 	t_start(env, C, 6, 1, 0);
 	KUNIT_EXPECT_FALSE(test, t_ran(env, C));
-	KUNIT_EXPECT_FALSE(test, t_join(env, 200, &j, 3, 3, 2, 300));
+	j.calls = 0;
+	KUNIT_EXPECT_FALSE(test, t_join(env, 300, &j, 3, 4, 3, 400));
 	KUNIT_EXPECT_EQ(test, j.calls, 0U);
 	t_put(test, env, B);
 	t_expect_order(test, env, order, 3);
+	t_put(test, env, C);
+	t_expect_usage(test, env, 0, 5);
+}
 
-	/* On the reserve (fail_buffers): D waits behind C and grows for free. */
-	if (!faults)
-		return;
-	t_new(test, env, 1, D);
-	t_new(test, env, 1, E);
-	rs_kunit_fault_set(RS_FAULT_BUFFERS, true);
-	rs_op_set_joinable(&env->ops[D]->op, 7);
+/*
+ * An operation on the reserve (fail_buffers) grows without a page more: D
+ * waits behind C for stripe 6 and grows to stripes 6-7 and 40 pages on the
+ * same reserve. E, on stripe 7, runs (D holds nothing yet); D runs after C
+ * and E, holding both stripes.
+ */
+static void rs_op_join_reserve(struct kunit *test)
+{
+	enum { C, D, E };
+	static const unsigned int order[] = { C, E, D };
+	struct t_env *env = t_env_new(test, 4, 8, 64);
+	struct t_join j = { 0 };
+	struct page **reserve;
+	struct rs_op *d;
+	unsigned int id;
+
+	for (id = C; id <= E; id++)
+		t_new(test, env, 1, id);
+	d = &env->ops[D]->op;
+	t_start(env, C, 6, 1, 0);
+	if (!rs_kunit_fault_set(RS_FAULT_BUFFERS, true))
+		kunit_skip(test, "no fault injection (CONFIG_FAULT_INJECTION_DEBUG_FS)");
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, t_fault_off, NULL), 0);
+	rs_op_set_joinable(d, 7);
 	t_start(env, D, 6, 1, 2);
 	rs_kunit_fault_set(RS_FAULT_BUFFERS, false);
-	b = &env->ops[D]->op;
-	KUNIT_EXPECT_TRUE(test, b->on_reserve);
+	KUNIT_ASSERT_TRUE(test, d->on_reserve);
+	reserve = d->pages;
 	KUNIT_EXPECT_TRUE(test, t_join(env, 7, &j, 2, 40, 10, 8));
-	KUNIT_EXPECT_EQ(test, b->nr_pages, 40U);
-	KUNIT_EXPECT_TRUE(test, b->on_reserve);
-	/* E, on D's new stripe 7, runs: D holds nothing yet. */
+	KUNIT_EXPECT_EQ(test, d->nr, 2U);
+	KUNIT_EXPECT_EQ(test, d->nr_pages, 40U);
+	KUNIT_EXPECT_TRUE(test, d->on_reserve);
+	KUNIT_EXPECT_PTR_EQ(test, d->pages, reserve);
 	t_start(env, E, 7, 1, 0);
 	KUNIT_EXPECT_TRUE(test, t_ran(env, E));
 	t_put(test, env, C);
 	KUNIT_EXPECT_FALSE(test, t_ran(env, D));
 	t_put(test, env, E);
-	t_expect_order(test, env, order, 5);
-	KUNIT_EXPECT_EQ(test, b->nr_locked, 2U);
+	t_expect_order(test, env, order, 3);
+	KUNIT_EXPECT_EQ(test, d->nr_locked, 2U);
 	t_put(test, env, D);
-	KUNIT_EXPECT_EQ(test, env->errors, 0U);
+	t_expect_usage(test, env, 0, 12);
 }
 
 /*
@@ -774,6 +814,7 @@ static struct kunit_case rs_op_cases[] = {
 	KUNIT_CASE(rs_op_lock_progress),
 	KUNIT_CASE(rs_op_pages_and_reserve),
 	KUNIT_CASE(rs_op_join_grow),
+	KUNIT_CASE(rs_op_join_reserve),
 	KUNIT_CASE(rs_op_defer_feed),
 	KUNIT_CASE(rs_op_feed_end_during_feed),
 	{}
