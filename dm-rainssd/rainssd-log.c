@@ -8,12 +8,21 @@
  * the ring that a record does not fit in is skipped, and the next record,
  * at block 0, starts the ring's next lap.
  *
- * Records are written in sequence order, lap after lap, so a record is
- * overwritten only after every record written before it was, except in a
- * skipped tail: there a record two laps old can outlive newer records of
- * its stripe, and replaying it would compute a wrong parity. Hence every
- * header carries its lap, and replay trusts only the records of the newest
- * record's lap up to it and those of the lap before after it.
+ * Each ring has one write in flight at a time: the records that come
+ * meanwhile wait in its queue and go together, those contiguous in the ring
+ * in one FUA bio (md's PPL gathers partial parity into I/O units likewise,
+ * with several in flight), so that at queue depth a member takes one log
+ * write for the updates of several stripes instead of one each. A torn
+ * group leaves whole records (each has its checksums), and none of their
+ * updates has begun.
+ *
+ * Records take ring space in sequence order, lap after lap (they may reach
+ * the disk in another order), so a record is overwritten only after every
+ * record written before it was, except in a skipped tail: there a record
+ * two laps old can outlive newer records of its stripe, and replaying it
+ * would compute a wrong parity. Hence every header carries its lap, and
+ * replay trusts only the records of the newest record's lap up to it and
+ * those of the lap before after it.
  */
 #include <linux/bio.h>
 #include <linux/crc32c.h>
@@ -57,6 +66,8 @@ struct rs_log_slot {
 	u32 lap;
 	struct page *hdr;
 	struct rs_op *op;
+	unsigned int pp_pidx, bytes;	/* the partial parity: op->pages from pp_pidx */
+	struct list_head queue;		/* in its ring's queue until written */
 };
 
 struct rs_log_ring {
@@ -65,6 +76,13 @@ struct rs_log_ring {
 	u64 seq;
 	struct rs_log_slot slot[RS_LOG_SLOTS];
 	struct list_head waiters;	/* operations waiting for space, FIFO */
+	struct rs_log *log;
+	unsigned int member;
+	struct list_head queue;		/* records to write, in sequence order */
+	bool writing;			/* a write of records is in flight */
+	/* The records of that write (owned by it until its end queues the work). */
+	unsigned int nr_batch;
+	struct rs_log_slot *batch[RS_LOG_SLOTS];
 };
 
 struct rs_log {
@@ -72,6 +90,9 @@ struct rs_log {
 	struct bio_set bs;
 	spinlock_t lock;		/* protects every ring (the log serves degraded volumes) */
 	struct rs_log_ring ring[RS_MAX_DEVS];
+	/* Starts the next write of the rings whose write ended. */
+	struct work_struct work;
+	DECLARE_BITMAP(ended, RS_MAX_DEVS);	/* rings whose write ended (atomic bits) */
 };
 
 static bool rs_log_overlaps(struct rs_log_ring *r, unsigned int start, unsigned int len)
@@ -108,16 +129,122 @@ static bool rs_log_fits(struct rs_log_ring *r, unsigned int head, unsigned int l
 	return false;
 }
 
+/*
+ * A ring's write ended: each record's operation hears of it (its slot may
+ * be reused once the operation is done, so nothing is read from a slot
+ * after that), then the work starts the ring's next write. Interrupt
+ * context.
+ */
 static void rs_log_endio(struct bio *bio)
 {
-	struct rs_log_slot *s = bio->bi_private;
-	struct rs_op *op = s->op;
+	struct rs_log_ring *r = bio->bi_private;
+	struct rs_log *log = r->log;
+	unsigned int k, m = r->member, nr = r->nr_batch;
+	struct rs_op *ops[RS_LOG_SLOTS];
+	bool failed = bio->bi_status != BLK_STS_OK;
 
-	if (bio->bi_status)
-		set_bit(s->member, &op->failed);
+	/*
+	 * The log may go once the last operation is told (it ends, then the
+	 * target may be suspended and freed): nothing of it is touched after.
+	 */
+	for (k = 0; k < nr; k++)
+		ops[k] = r->batch[k]->op;
 	bio_put(bio);
-	if (atomic_dec_and_test(&op->pending))
-		rs_op_queue(op, op->next);
+	set_bit(m, log->ended);
+	queue_work(log->rs->wq, &log->work);
+	for (k = 0; k < nr; k++) {
+		if (failed)
+			set_bit(m, &ops[k]->failed);
+		if (atomic_dec_and_test(&ops[k]->pending))
+			rs_op_queue(ops[k], ops[k]->next);
+	}
+}
+
+/*
+ * Add @len bytes of @page to @*bio, which goes on in a new bio chained to it
+ * when it is full (@left: at most how many pages are still to come).
+ */
+static void rs_log_add(struct rs_log_ring *r, struct bio **bio, struct page *page,
+		       unsigned int len, unsigned int left)
+{
+	struct bio *more;
+
+	if (bio_add_page(*bio, page, len, 0))
+		return;
+	more = bio_alloc_bioset((*bio)->bi_bdev, min_t(unsigned int, left, BIO_MAX_VECS),
+				(*bio)->bi_opf, GFP_NOIO, &r->log->bs);
+	more->bi_iter.bi_sector = bio_end_sector(*bio);
+	bio_chain(*bio, more);
+	rs_load_own_io(&r->log->rs->load, r->member, bio_sectors(*bio));
+	submit_bio_noacct(*bio);
+	*bio = more;
+	__bio_add_page(more, page, len, 0);
+}
+
+/*
+ * Write what waits in @r's queue unless a write of it is in flight: the
+ * records contiguous in the ring from the first on, in one FUA bio (a chain
+ * of them past BIO_MAX_VECS pages). Each record's partial parity is padded
+ * to its last block from the page that holds its end. Process context,
+ * never sleeps (the bio set holds more than the rings can have in flight).
+ */
+static void rs_log_kick(struct rs_log *log, struct rs_log_ring *r)
+{
+	unsigned int k, i, pad, npages, next = 0, vecs = 0;
+	struct rs_log_slot *s, *tmp;
+	struct bio *bio;
+
+	spin_lock(&log->lock);
+	if (r->writing || list_empty(&r->queue)) {
+		spin_unlock(&log->lock);
+		return;
+	}
+	r->nr_batch = 0;
+	list_for_each_entry_safe(s, tmp, &r->queue, queue) {
+		if (r->nr_batch && s->start != next)
+			break;
+		list_del_init(&s->queue);
+		r->batch[r->nr_batch++] = s;
+		vecs += 1 + DIV_ROUND_UP(s->bytes, PAGE_SIZE);
+		next = s->start + s->len;
+	}
+	r->writing = true;
+	spin_unlock(&log->lock);
+
+	bio = bio_alloc_bioset(log->rs->dev[r->member]->bdev,
+			       min_t(unsigned int, vecs, BIO_MAX_VECS),
+			       REQ_OP_WRITE | REQ_FUA | REQ_SYNC, GFP_NOIO, &log->bs);
+	bio->bi_iter.bi_sector = RS_LOG_SECTOR +
+				 (sector_t)r->batch[0]->start * (RS_LOG_BLOCK >> SECTOR_SHIFT);
+	for (k = 0; k < r->nr_batch; k++) {
+		s = r->batch[k];
+		pad = round_up(s->bytes, RS_LOG_BLOCK);
+		npages = DIV_ROUND_UP(s->bytes, PAGE_SIZE);
+		rs_log_add(r, &bio, s->hdr, RS_LOG_BLOCK, vecs--);
+		for (i = 0; i < npages; i++)
+			rs_log_add(r, &bio, s->op->pages[s->pp_pidx + i],
+				   min_t(unsigned int, pad - i * PAGE_SIZE, PAGE_SIZE), vecs--);
+	}
+	bio->bi_private = r;
+	bio->bi_end_io = rs_log_endio;
+	rs_load_own_io(&log->rs->load, r->member, bio_sectors(bio));
+	submit_bio_noacct(bio);
+}
+
+/* The rings whose write ended write what came meanwhile. */
+static void rs_log_work(struct work_struct *work)
+{
+	struct rs_log *log = container_of(work, struct rs_log, work);
+	unsigned int m;
+
+	for (m = 0; m < log->rs->geom.n; m++) {
+		if (!test_and_clear_bit(m, log->ended))
+			continue;
+		spin_lock(&log->lock);
+		log->ring[m].writing = false;
+		spin_unlock(&log->lock);
+		rs_log_kick(log, &log->ring[m]);
+	}
 }
 
 static unsigned int rs_log_blocks(const struct rs_log_update *u)
@@ -151,34 +278,29 @@ static void rs_log_encode(struct rs_log_rec_disk *d, unsigned int n, u64 nonce, 
 	d->hdr_crc = cpu_to_le32(~crc32c(~0U, d, RS_LOG_BLOCK));
 }
 
-/* Encode @u's header into slot @s's page and write the record. */
-static void rs_log_submit(struct rs_log *log, struct rs_log_slot *s, struct rs_op *op,
-			  const struct rs_log_update *u, u64 nonce)
+/* Encode @u's header into slot @s's page and queue the record on its ring. */
+static void rs_log_queue(struct rs_log *log, struct rs_log_slot *s, struct rs_op *op,
+			 const struct rs_log_update *u, u64 nonce)
 {
-	struct rainssd *rs = log->rs;
 	unsigned int bytes = rs_range_len(&u->rows) << SECTOR_SHIFT;
 	unsigned int npages = DIV_ROUND_UP(bytes, PAGE_SIZE), i;
-	struct bio *bio;
+	struct list_head *pos;
 	u32 crc = ~0U;
 
 	for (i = 0; i < npages; i++)
 		crc = crc32c(crc, page_address(op->pages[u->pp_pidx + i]),
 			     min_t(unsigned int, bytes - i * PAGE_SIZE, PAGE_SIZE));
-	rs_log_encode(page_address(s->hdr), rs->geom.n, nonce, s->seq, s->lap, s->start, u, ~crc);
-
-	/* The slot's bio: the set's reserve holds one per slot, so this cannot wait. */
-	bio = bio_alloc_bioset(rs->dev[u->parity]->bdev, 1 + npages,
-			       REQ_OP_WRITE | REQ_FUA | REQ_SYNC, GFP_NOIO, &log->bs);
-	bio->bi_iter.bi_sector = RS_LOG_SECTOR +
-				 (sector_t)s->start * (RS_LOG_BLOCK >> SECTOR_SHIFT);
-	__bio_add_page(bio, s->hdr, RS_LOG_BLOCK, 0);
-	for (i = 0; i < npages; i++)
-		__bio_add_page(bio, op->pages[u->pp_pidx + i],
-			       min_t(unsigned int, bytes - i * PAGE_SIZE, PAGE_SIZE), 0);
-	bio->bi_private = s;
-	bio->bi_end_io = rs_log_endio;
-	rs_load_own_io(&rs->load, u->parity, bio_sectors(bio));
-	submit_bio_noacct(bio);
+	rs_log_encode(page_address(s->hdr), log->rs->geom.n, nonce, s->seq, s->lap, s->start,
+		      u, ~crc);
+	s->pp_pidx = u->pp_pidx;
+	s->bytes = bytes;
+	/* In sequence order (another CPU may queue a later record first). */
+	spin_lock(&log->lock);
+	list_for_each_prev(pos, &log->ring[u->parity].queue)
+		if (list_entry(pos, struct rs_log_slot, queue)->seq < s->seq)
+			break;
+	list_add(&s->queue, pos);
+	spin_unlock(&log->lock);
 }
 
 /*
@@ -243,8 +365,10 @@ bool rs_log_write(struct rs_log *log, struct rs_op *op, unsigned int nr,
 	atomic_set(&op->pending, nr + 1);
 	for (i = 0; i < nr; i++) {
 		fill(op, i, &u);
-		rs_log_submit(log, s[i], op, &u, nonce);
+		rs_log_queue(log, s[i], op, &u, nonce);
 	}
+	for (i = 0; i < nr; i++)
+		rs_log_kick(log, &log->ring[s[i]->member]);
 	if (atomic_dec_and_test(&op->pending))
 		rs_op_queue(op, op->next);
 	return true;
@@ -504,17 +628,24 @@ int rs_log_create(struct rainssd *rs, struct rs_log **out)
 		return -ENOMEM;
 	log->rs = rs;
 	spin_lock_init(&log->lock);
+	INIT_WORK(&log->work, rs_log_work);
 	for (m = 0; m < rs->geom.n; m++) {
 		struct rs_log_ring *ring = &log->ring[m];
 
+		ring->log = log;
+		ring->member = m;
 		INIT_LIST_HEAD(&ring->waiters);
+		INIT_LIST_HEAD(&ring->queue);
 		for (i = 0; i < RS_LOG_SLOTS; i++) {
 			ring->slot[i].hdr = alloc_page(GFP_KERNEL);
 			if (!ring->slot[i].hdr)
 				goto nomem;
 		}
 	}
-	/* One bio per slot of every ring at once. */
+	/*
+	 * One write per ring at a time, a chain of at most a bio per
+	 * BIO_MAX_VECS pages of RS_LOG_SLOTS records: far below this.
+	 */
 	r = bioset_init(&log->bs, RS_LOG_SLOTS * rs->geom.n, 0, BIOSET_NEED_BVECS);
 	if (r)
 		goto bad;
@@ -533,6 +664,7 @@ void rs_log_destroy(struct rs_log *log)
 
 	if (!log)
 		return;
+	cancel_work_sync(&log->work);
 	bioset_exit(&log->bs);
 	for (m = 0; m < RS_MAX_DEVS; m++)
 		for (i = 0; i < RS_LOG_SLOTS; i++)

@@ -1,7 +1,8 @@
 #!/bin/bash
 # A member failed by message in the middle of a fio verify run: the run still
 # verifies, status shows D and reconstruct reads; a second failure gives I/O
-# errors, never wrong data.
+# errors, never wrong data. Then 1 MiB chunks, degraded: whole-chunk log
+# records (more pages than one bio holds).
 . "$REPO/tests/lib.sh"
 t_channels 4 --size-mb 64 --lat-us 200
 t_create rsd 16
@@ -28,3 +29,17 @@ dmsetup message rsd 0 fail 3
 if dd if=$v of=/dev/null bs=4k count=64 iflag=direct 2>/dev/null; then fail "read after 2 failures succeeded"; fi
 if dd if=/dev/zero of=$v bs=4k count=1 oflag=direct 2>/dev/null; then fail "write after 2 failures succeeded"; fi
 note "two dead members: I/O errors as expected"
+dmsetup remove --retry rsd
+"$CHANNELS" destroy
+# 1 MiB chunks, degraded: an update of a whole chunk logs 1 MiB of partial
+# parity and its header, 257 pages, more than one bio holds (1.11.0 and
+# before asked the bio set for them in one bio: a BUG in bvec_alloc). Whole
+# stripes, single chunks and parts of chunks, verified.
+t_channels 4 --size-mb 96
+t_create rsd 2048
+dmsetup message rsd 0 fail 1 || fail "fail message"
+t_fio_verify deg-3m $v --rw=write --bs=3m --iodepth=2 --size=24m
+t_fio_verify deg-1m $v --rw=randwrite --bs=1m --blockalign=1m --iodepth=4 --size=24m --offset=30m
+t_fio_verify deg-mixed $v --rw=randwrite --bsrange=4k-2m --blockalign=4k --iodepth=8 --size=24m \
+	--offset=60m
+note "1 MiB chunks, degraded: $(t_status_field rsd 8) degraded writes verified"
