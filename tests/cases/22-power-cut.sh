@@ -18,7 +18,11 @@
 # one) and check again; degraded runs (member 3 failed before the writers
 # started) check once. Any TORN, MADE-UP or LOST block fails the case.
 # Healthy cut points 1, 5, 9, ... write with policy rcw, the others with
-# count.
+# count. At cut points 2, 3, 6, 7, ... each writer walks its blocks in order
+# (--sequential), so that neighbouring writes can join (1.11.0); they must
+# have joined some writes before the cut. (Measured: 8 joins per cut point,
+# most when the jobs start together; each write's fdatasync keeps the jobs
+# apart afterwards, so joined operations are seldom the ones cut.)
 #
 # The same procedure with the crash protection switched off
 # (skip_unclean_resync) must find damage in at least one of its cut points:
@@ -145,8 +149,12 @@ cut() {
 		dmsetup message $VOL 0 fail 3 || { DETAIL="fail 3 refused"; return; }
 	fi
 	rm -f /tmp/pc.issued /tmp/pc.acked
+	# Cut points 2, 3, 6, 7, ...: the writers walk their blocks in order, so
+	# that neighbouring writes meet and join (1.11.0) at the cut.
+	local seq=() joined="-"
+	[ $((n % 4)) -ge 2 ] && seq=(--sequential)
 	"$CW" write --dev /dev/mapper/$VOL --blocks $BLOCKS --jobs $JOBS --seed $RANDOM \
-		--issued /tmp/pc.issued --acked /tmp/pc.acked >/tmp/pc.writer 2>&1 &
+		"${seq[@]}" --issued /tmp/pc.issued --acked /tmp/pc.acked >/tmp/pc.writer 2>&1 &
 	local writer=$!
 	delay=$((1000 + RANDOM % 4001))
 	if [ "$TIER_FLUSH" = 1 ] && [ $((n % 4)) = 1 ]; then
@@ -158,6 +166,10 @@ cut() {
 		sleep "$(rnd_ms $delay)"
 	fi
 	kill -0 $writer 2>/dev/null || { DETAIL="the writer ended before the cut: $(tail -3 /tmp/pc.writer)"; return; }
+	if [ ${#seq[@]} -gt 0 ]; then
+		joined=$(t_opstat $VOL joined_writes)
+		SEQ_JOINED=$((SEQ_JOINED + joined))
+	fi
 	# The cut: members frozen one after another, then their held I/O failed.
 	mapfile -t order < <(shuf -i 0-$((N - 1)))
 	for i in "${order[@]}"; do
@@ -222,7 +234,7 @@ cut() {
 			cp /tmp/pc.verify0 /tmp/pc.verify
 		fi
 	fi
-	DETAIL="${pol[*]:+policy rcw, }after $(rnd_ms $delay) s, order ${order[*]}, $acked acked/$issued issued; parity bad before/after resync: $before/$after; ${rebuilt}failed $failed, health $health; $(tail -1 /tmp/pc.verify | sed 's/^verified //')"
+	DETAIL="${pol[*]:+policy rcw, }${seq[*]:+sequential, $joined joined, }after $(rnd_ms $delay) s, order ${order[*]}, $acked acked/$issued issued; parity bad before/after resync: $before/$after; ${rebuilt}failed $failed, health $health; $(tail -1 /tmp/pc.verify | sed 's/^verified //')"
 	case $rc in
 	0) OUTCOME=clean ;;
 	1) OUTCOME=damaged ;;
@@ -257,7 +269,9 @@ run_pass() { # run_pass <protect|noprotect> <cuts>
 		fi
 	done
 }
+SEQ_JOINED=0
 run_pass protect "$CUTS"
+prot_joined=$SEQ_JOINED
 run_pass noprotect "$NOPROTECT_CUTS"
 
 summary="protected: ${count[protect:clean]} clean, ${count[protect:damaged]} damaged, ${count[protect:error]} error; protection off: ${count[noprotect:damaged]} damaged, ${count[noprotect:clean]} clean, ${count[noprotect:error]} error"
@@ -265,6 +279,11 @@ note "outcomes: $summary"
 echo "CRASH-OUTCOMES 22 pc=${count[protect:clean]} pd=${count[protect:damaged]} pe=${count[protect:error]} nd=${count[noprotect:damaged]} nc=${count[noprotect:clean]} ne=${count[noprotect:error]}"
 [ "$parity_left" = 0 ] || note "informative: $parity_left clean healthy cut points still had bad parity after the resync"
 [ "${count[protect:damaged]}" = 0 ] || fail "${count[protect:damaged]} of $CUTS protected cut points read back damaged blocks"
+# The sequential cut points must have cut joined writes (none at 1 cut point).
+if [ "$CUTS" -ge 2 ] && [ "$prot_joined" = 0 ]; then
+	fail "the sequential protected cut points joined no write before the cut"
+fi
+note "writes joined before the sequential protected cuts: $prot_joined"
 [ "${count[protect:error]}" = 0 ] || fail "${count[protect:error]} protected cut points could not be run to the end"
 if [ "$NOPROTECT_CUTS" -gt 0 ] && [ "${count[noprotect:damaged]}" -lt "$NOPROTECT_MIN" ]; then
 	fail "the protection switched off (skip_unclean_resync) found no damage in $NOPROTECT_CUTS cut points: the procedure cannot tell"

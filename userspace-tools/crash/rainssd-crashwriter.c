@@ -197,7 +197,7 @@ static int write_all(int fd, const char *s, size_t len)
 /* ---- write ---- */
 
 struct wctx {
-	int fd, issued, acked, quiet;
+	int fd, issued, acked, quiet, sequential;
 	uint64_t blocks, offset_blocks, bs, count, seed;
 	unsigned int jobs;
 	double deadline;	/* 0: none */
@@ -231,7 +231,10 @@ static void *job_main(void *arg)
 	while (!c->count || n < c->count) {
 		if (c->deadline && now_s() >= c->deadline)
 			break;
-		lba = j->id + (splitmix64(&rng) % owned) * c->jobs;
+		if (c->sequential)	/* its blocks in order: the jobs write neighbours together */
+			lba = j->id + (n % owned) * c->jobs;
+		else
+			lba = j->id + (splitmix64(&rng) % owned) * c->jobs;
 		gen = ((uint64_t)j->id << CW_JOB_SHIFT) | ++n;
 		make_block(buf, c->bs, lba, gen);
 		len = snprintf(line, sizeof(line), "%" PRIu64 " %" PRIu64 "\n", lba, gen);
@@ -276,6 +279,8 @@ static void usage_write(FILE *f)
 "to the acked log after its fdatasync returned. Job j owns the blocks\n"
 "lba = j (mod J). Runs until killed, --seconds or --count is reached, or every\n"
 "job stopped on an I/O error (a job stops quietly at its first one).\n"
+"With --sequential each job writes its blocks in order, again and again, so\n"
+"that the jobs write neighbouring blocks at about the same time.\n"
 "The logs are truncated first: keep them on a file system the test does not\n"
 "cut away (tmpfs).\n"
 "\n"
@@ -291,6 +296,7 @@ static void usage_write(FILE *f)
 "  --offset-blocks O    block 0 is at byte O * bs of DEV (default 0)\n"
 "  --seconds S          stop after S seconds (default: never)\n"
 "  --count C            stop each job after C writes (default: never)\n"
+"  --sequential         each job's blocks in order, not at random\n"
 "  --quiet              no message when a job stops on an error\n"
 "  -h, --help           this text\n"
 "\n"
@@ -321,6 +327,7 @@ static int cmd_write(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 'S' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "sequential", no_argument, NULL, 'Q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -338,6 +345,7 @@ static int cmd_write(int argc, char **argv)
 		case 'i': issued = optarg; break;
 		case 'a': acked = optarg; break;
 		case 'q': c.quiet = 1; break;
+		case 'Q': c.sequential = 1; break;
 		case 'h': usage_write(stdout); return 0;
 		case 'n': if (parse_u64(optarg, &c.blocks)) goto bad; break;
 		case 'b': if (parse_u64(optarg, &c.bs)) goto bad; break;

@@ -73,6 +73,14 @@ truncate -s $((64 * 4096)) "$TMP/dev2"
 expect "--seconds 1 ends by itself" 0 timeout 20 "$CW" write --dev "$TMP/dev2" --blocks 64 \
 	--issued "$TMP/i2" --acked "$TMP/a2" --seconds 1 --jobs 2
 expect "...and verifies" 0 "$CW" verify --dev "$TMP/dev2" --blocks 64 --issued "$TMP/i2" --acked "$TMP/a2"
+truncate -s $((64 * 4096)) "$TMP/devseq"
+expect "--sequential: 4 jobs x 20 writes over 64 blocks" 0 "$CW" write --dev "$TMP/devseq" \
+	--blocks 64 --jobs 4 --count 20 --sequential --issued "$TMP/iseq" --acked "$TMP/aseq"
+# Each job walks its blocks in order: job 0 writes 0, 4, 8, ..., 60, then 0 again.
+[ "$(awk '$1 % 4 == 0 {print $1}' "$TMP/iseq" | tr '\n' ' ')" = \
+	"0 4 8 12 16 20 24 28 32 36 40 44 48 52 56 60 0 4 8 12 " ] &&
+	ok "...each job's blocks in order, wrapping" || nok "...in order: $(head -8 "$TMP/iseq")"
+expect "...and verifies" 0 "$CW" verify --dev "$TMP/devseq" --blocks 64 --issued "$TMP/iseq" --acked "$TMP/aseq"
 
 # Blocks to damage: acked twice or more (for an older generation), acked
 # once, never acked.
