@@ -315,10 +315,16 @@ static void rs_join_add(struct rs_oplayer *ol, struct rs_op *op)
 	spin_unlock(&ol->join_lock);
 }
 
-/* Out of the join table: from here on nothing changes @op's stripes or buffers. */
+/*
+ * Out of the join table: from here on nothing changes @op's stripes or
+ * buffers. Only @op's own steps add and delete its node; rs_op_join() moves
+ * it between buckets under the lock, and its pprev is never NULL meanwhile,
+ * so a node seen unhashed here without the lock is out, and the lock is
+ * spared (as at rs_op_lock_all()'s first step after rs_op_acquire()).
+ */
 static void rs_join_del(struct rs_oplayer *ol, struct rs_op *op)
 {
-	if (!op->joinable)
+	if (!op->joinable || hlist_unhashed_lockless(&op->join_node))
 		return;
 	spin_lock(&ol->join_lock);
 	hlist_del_init(&op->join_node);
