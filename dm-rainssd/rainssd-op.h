@@ -156,6 +156,22 @@ void rs_defer_bio(struct rainssd *rs, struct bio *bio);
 bool rs_defer_pending(struct rainssd *rs);
 void rs_feed_kick(struct rainssd *rs);
 
+/*
+ * The flags of the member writes made for user write @bio (NULL: none, as
+ * for rebuild, resync and migration): its FUA, and the hints the block
+ * layer acts on. REQ_SYNC | REQ_IDLE marks an O_DIRECT write, which
+ * writeback throttling (blk-wbt) lets through; without REQ_IDLE, wbt on a
+ * member whose latency passes its target (2 ms on non-rotational devices)
+ * held the writes of every operation to one or two in flight, and the
+ * workers submitting them slept. PREFLUSH is served apart.
+ */
+static inline blk_opf_t rs_user_write_opf(const struct bio *bio)
+{
+	const blk_opf_t keep = REQ_FUA | REQ_SYNC | REQ_IDLE | REQ_META | REQ_PRIO;
+
+	return REQ_OP_WRITE | (bio ? bio->bi_opf & keep : 0);
+}
+
 void rs_batch_run(struct rs_op *op, rs_op_fn build, rs_op_fn next);
 void rs_batch_add(struct rs_op *op, unsigned int m, blk_opf_t opf, sector_t msector,
 		  unsigned int pidx, unsigned int off, unsigned int len, unsigned int hint);

@@ -809,8 +809,7 @@ static void rs_r5_build_writes(struct rs_op *op)
 {
 	struct rs_r5_op *r5 = to_r5(op);
 	struct rainssd *rs = op->rs;
-	blk_opf_t keep = REQ_FUA | REQ_SYNC | REQ_META | REQ_PRIO;
-	blk_opf_t opf = REQ_OP_WRITE | (op->bio ? op->bio->bi_opf & keep : 0);
+	blk_opf_t opf = rs_user_write_opf(op->bio);
 	struct rs_range w;
 	unsigned int m, i, left;
 
@@ -1796,7 +1795,8 @@ static bool rs_bio_same_blkg(const struct bio *a, const struct bio *b)
  */
 static bool rs_r5_can_join(const struct bio *a, const struct bio *b)
 {
-	blk_opf_t same = REQ_OP_MASK | REQ_SYNC | REQ_META | REQ_PRIO | REQ_FUA | REQ_PREFLUSH;
+	blk_opf_t same = REQ_OP_MASK | REQ_SYNC | REQ_IDLE | REQ_META | REQ_PRIO | REQ_FUA |
+			 REQ_PREFLUSH;
 
 	if (bio_op(a) != REQ_OP_WRITE || ((a->bi_opf | b->bi_opf) & (REQ_FUA | REQ_PREFLUSH)) ||
 	    ((a->bi_opf ^ b->bi_opf) & same) || a->bi_ioprio != b->bi_ioprio)

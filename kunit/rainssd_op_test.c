@@ -328,6 +328,50 @@ static void t_expect_usage(struct kunit *test, struct t_env *env, unsigned int u
  *   8 x 1 MiB: 8 * 256 = 2048 pages, 256 entries;
  *   3 x 8 KiB: 6 pages, so 256; 256 / 3 rounded up = 86 entries.
  */
+/*
+ * What blk-wbt lets through unthrottled (wbt_should_throttle(): a write with
+ * both REQ_SYNC and REQ_IDLE, as an O_DIRECT write has).
+ */
+static bool t_wbt_passes(blk_opf_t opf)
+{
+	return (opf & (REQ_SYNC | REQ_IDLE)) == (REQ_SYNC | REQ_IDLE);
+}
+
+/*
+ * The member writes of a user write keep its FUA and its hints; an O_DIRECT
+ * write's stay unthrottled by wbt (1.11.1 dropped REQ_IDLE, so wbt held
+ * them to one or two in flight per member); a write from writeback and the
+ * target's own writes stay throttled; PREFLUSH and other flags are not
+ * passed on.
+ */
+static void rs_op_write_flags(struct kunit *test)
+{
+	struct bio bio = {};
+	blk_opf_t opf;
+
+	bio.bi_opf = REQ_OP_WRITE | REQ_SYNC | REQ_IDLE;	/* O_DIRECT */
+	opf = rs_user_write_opf(&bio);
+	KUNIT_EXPECT_EQ(test, opf & REQ_OP_MASK, (blk_opf_t)REQ_OP_WRITE);
+	KUNIT_EXPECT_TRUE(test, t_wbt_passes(opf));
+	KUNIT_EXPECT_FALSE(test, opf & REQ_FUA);
+
+	bio.bi_opf = REQ_OP_WRITE | REQ_SYNC | REQ_IDLE | REQ_FUA | REQ_PREFLUSH | REQ_META |
+		     REQ_PRIO | REQ_NOMERGE;
+	opf = rs_user_write_opf(&bio);
+	KUNIT_EXPECT_EQ(test, opf, (blk_opf_t)(REQ_OP_WRITE | REQ_SYNC | REQ_IDLE | REQ_FUA |
+					       REQ_META | REQ_PRIO));
+
+	bio.bi_opf = REQ_OP_WRITE | REQ_BACKGROUND;		/* writeback */
+	opf = rs_user_write_opf(&bio);
+	KUNIT_EXPECT_EQ(test, opf, (blk_opf_t)REQ_OP_WRITE);
+	KUNIT_EXPECT_FALSE(test, t_wbt_passes(opf));
+
+	bio.bi_opf = REQ_OP_WRITE | REQ_SYNC;			/* fsync'ed writeback */
+	KUNIT_EXPECT_FALSE(test, t_wbt_passes(rs_user_write_opf(&bio)));
+
+	KUNIT_EXPECT_EQ(test, rs_user_write_opf(NULL), (blk_opf_t)REQ_OP_WRITE);
+}
+
 static void rs_op_sizes(struct kunit *test)
 {
 	struct rs_geom g;
@@ -808,6 +852,7 @@ static void rs_op_suite_exit(struct kunit_suite *suite)
 
 static struct kunit_case rs_op_cases[] = {
 	KUNIT_CASE(rs_op_sizes),
+	KUNIT_CASE(rs_op_write_flags),
 	KUNIT_CASE(rs_op_cache_cap),
 	KUNIT_CASE(rs_op_lock_fifo),
 	KUNIT_CASE(rs_op_lock_multi_stripe),
