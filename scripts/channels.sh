@@ -16,6 +16,9 @@
 #                            more requests wait in it instead of the
 #                            submitter sleeping for a tag (default 0: no
 #                            I/O scheduler, submitters sleep)
+#       --wbt-lat-us US      writeback throttling's latency target on each
+#                            device (queue/wbt_lat_usec; 0 turns it off;
+#                            default: the kernel's, 2000 on these devices)
 #       --no-memory          do not keep data (default: memory_backed=1)
 #   channels.sh destroy [--prefix NAME]   remove them
 #
@@ -23,7 +26,7 @@
 set -euo pipefail
 
 cfs=/sys/kernel/config
-usage() { sed -n '2,22p' "$0"; }
+usage() { sed -n '2,25p' "$0"; }
 
 setup_configfs() {
 	modprobe configfs 2>/dev/null || true
@@ -33,7 +36,7 @@ setup_configfs() {
 }
 
 cmd=${1:-}; shift || true
-prefix=rsch size=256 bs=512 lat=0 latlist="" qd=64 queue=0 mem=1 n=0
+prefix=rsch size=256 bs=512 lat=0 latlist="" qd=64 queue=0 mem=1 n=0 wbt=""
 if [ "$cmd" = create ]; then n=${1:?channels: create needs a count}; shift; fi
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -44,6 +47,7 @@ while [ $# -gt 0 ]; do
 	--lat-list) latlist=$2; shift 2 ;;
 	--qd) qd=$2; shift 2 ;;
 	--queue) queue=$2; shift 2 ;;
+	--wbt-lat-us) wbt=$2; shift 2 ;;
 	--no-memory) mem=0; shift ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "channels: unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -95,6 +99,7 @@ create)
 		for _ in $(seq 50); do [ -b "/dev/$prefix$i" ] && break; sleep 0.1; done
 		[ -b "/dev/$prefix$i" ] || { echo "channels: /dev/$prefix$i did not appear" >&2; exit 1; }
 		set_queue "$prefix$i"
+		[ -z "$wbt" ] || echo "$wbt" >"/sys/block/$prefix$i/queue/wbt_lat_usec"
 		echo "/dev/$prefix$i"
 	done
 	;;

@@ -281,6 +281,8 @@ def load_scenario(name, bench_dir=None):
         latlist = [int(x) for x in ch.get("lat_list", "").replace(",", " ").split()]
         qd = int(ch.get("qd", "2"))
         queue = int(ch.get("queue", "256"))
+        wbt = ch.get("wbt_lat_us", "").strip()
+        wbt = int(wbt) if wbt else None
         write_extra_ms = int(ch.get("write_extra_ms", "0"))
         bg_mb = int(ch.get("bg_mb", "64"))
         foreign = {}
@@ -303,6 +305,8 @@ def load_scenario(name, bench_dir=None):
         raise ConfigError("scenario %s: bg_mb must be >= 0" % name)
     if queue < 0 or (queue and queue < qd):
         raise ConfigError("scenario %s: queue must be 0 or at least qd" % name)
+    if wbt is not None and wbt < 0:
+        raise ConfigError("scenario %s: wbt_lat_us must be >= 0" % name)
     lats = [latlist[i] if i < len(latlist) else lat for i in range(n)]
     slow = {i: float(v or 2) for i, v in _member_list(di.get("slow", ""), n, "slow").items()}
     for i, f in slow.items():
@@ -377,7 +381,8 @@ def load_scenario(name, bench_dir=None):
         "chunk_kb": chunk_kb,
         "contenders": [contenders_all[c] for c in labels],
         "channel": {"lat_us": lats, "base_lat_us": lat, "qd": qd, "queue": queue,
-                    "write_extra_ms": write_extra_ms, "bg_mb": bg_mb, "member_dev": member_dev},
+                    "write_extra_ms": write_extra_ms, "bg_mb": bg_mb, "member_dev": member_dev,
+                    "wbt_lat_us": wbt},
         "disturb": {"slow": slow, "background": bg, "stall": stalls, "foreign": foreign},
         "jobs": jobs,
         "runtime": int(sc.get("runtime", "15")),

@@ -75,8 +75,11 @@ def sysname(dev):
 def read_stat(name):
     with open("/sys/block/%s/stat" % name) as f:
         v = [int(x) for x in f.read().split()]
-    return {"reads": v[0], "read_sectors": v[2], "writes": v[4], "write_sectors": v[6],
-            "io_ticks_ms": v[9], "time_in_queue_ms": v[10]}
+    # read_ticks_ms / reads: the mean time a read spent from its allocation to
+    # its end, queue included (the same for writes).
+    return {"reads": v[0], "read_sectors": v[2], "read_ticks_ms": v[3], "writes": v[4],
+            "write_sectors": v[6], "write_ticks_ms": v[7], "io_ticks_ms": v[9],
+            "time_in_queue_ms": v[10]}
 
 
 MEMINFO_KEYS = ("MemFree", "MemAvailable", "Slab", "SUnreclaim")
@@ -648,7 +651,9 @@ class Runner:
         out = sh([self.channels_sh, "create", str(n + spares), "--prefix", PREFIX,
                   "--size-mb", str(sc["member_mb"] + ch["bg_mb"]),
                   "--lat-list", ",".join(str(x) for x in lats),
-                  "--qd", str(ch["qd"]), "--queue", str(ch.get("queue", 0))]).stdout.split()
+                  "--qd", str(ch["qd"]), "--queue", str(ch.get("queue", 0))]
+                 + (["--wbt-lat-us", str(ch["wbt_lat_us"])] if ch.get("wbt_lat_us") is not None else [])
+                 ).stdout.split()
         if len(out) != n + spares:
             raise RuntimeError("channels.sh made %d devices, wanted %d" % (len(out), n + spares))
         members, bgs, bg_offs, linear = [], [], [], []

@@ -797,6 +797,33 @@ def tier_table(d, markdown=False):
     return "\n".join(lines) + "\n"
 
 
+def members_table(d, markdown=False):
+    """Each member's work per scenario/job and contender: its reads and
+    writes per second, the mean time a read and a write spent from
+    allocation to end (the queue in front of the device included; run files
+    from 2026-11-27 on), and the requests in flight on average. Medians over
+    the repeats. A member that is its channel (member_dev = channel)
+    counts a foreign tenant's I/O there too."""
+    cols = ["scenario / job", "contender", "n", "member", "reads/s", "writes/s", "read ms", "write ms",
+            "in flight"]
+    lines, rows = _per_contender(d, cols, markdown)
+    for scen, job, c, ok in rows:
+        for i in range(ok[0]["members"]):
+            ms = [(r["member_stats"][i], max(r.get("wall_s") or 0, 1e-3)) for r in ok
+                  if len(r.get("member_stats") or []) > i]
+
+            def per(key, num):
+                return [m[key] / m[num] for m, _ in ms if key in m and m.get(num)]
+            cells = ["%s / %s" % (scen, job), c, str(len(ok)), str(i),
+                     _range([m["reads"] / w for m, w in ms], "%.0f"),
+                     _range([m["writes"] / w for m, w in ms], "%.0f"),
+                     _range(per("read_ticks_ms", "reads"), "%.1f"),
+                     _range(per("write_ticks_ms", "writes"), "%.1f"),
+                     _range([m.get("avg_inflight") for m, _ in ms], "%.2f")]
+            lines.append(_cells(cells, markdown))
+    return "\n".join(lines) + "\n"
+
+
 def versus_noise(d, base, other, markdown=False, pooled=False):
     """Each scenario/job that ran both: IOPS and the main direction's p99 of
     every repeat of each, the change of the medians, the noise (the larger
