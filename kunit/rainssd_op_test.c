@@ -337,6 +337,12 @@ static bool t_wbt_passes(blk_opf_t opf)
 	return (opf & (REQ_SYNC | REQ_IDLE)) == (REQ_SYNC | REQ_IDLE);
 }
 
+/* Flags as a number, for KUnit's comparisons (blk_opf_t is __bitwise). */
+static u32 t_opf(blk_opf_t opf)
+{
+	return (__force u32)opf;
+}
+
 /*
  * The member writes of a user write keep its FUA and its hints; an O_DIRECT
  * write's stay unthrottled by wbt (1.11.1 dropped REQ_IDLE, so wbt held
@@ -351,25 +357,25 @@ static void rs_op_write_flags(struct kunit *test)
 
 	bio.bi_opf = REQ_OP_WRITE | REQ_SYNC | REQ_IDLE;	/* O_DIRECT */
 	opf = rs_user_write_opf(&bio);
-	KUNIT_EXPECT_EQ(test, opf & REQ_OP_MASK, (blk_opf_t)REQ_OP_WRITE);
+	KUNIT_EXPECT_EQ(test, t_opf(opf & REQ_OP_MASK), t_opf(REQ_OP_WRITE));
 	KUNIT_EXPECT_TRUE(test, t_wbt_passes(opf));
 	KUNIT_EXPECT_FALSE(test, opf & REQ_FUA);
 
 	bio.bi_opf = REQ_OP_WRITE | REQ_SYNC | REQ_IDLE | REQ_FUA | REQ_PREFLUSH | REQ_META |
 		     REQ_PRIO | REQ_NOMERGE;
 	opf = rs_user_write_opf(&bio);
-	KUNIT_EXPECT_EQ(test, opf, (blk_opf_t)(REQ_OP_WRITE | REQ_SYNC | REQ_IDLE | REQ_FUA |
-					       REQ_META | REQ_PRIO));
+	KUNIT_EXPECT_EQ(test, t_opf(opf), t_opf(REQ_OP_WRITE | REQ_SYNC | REQ_IDLE | REQ_FUA |
+						 REQ_META | REQ_PRIO));
 
 	bio.bi_opf = REQ_OP_WRITE | REQ_BACKGROUND;		/* writeback */
 	opf = rs_user_write_opf(&bio);
-	KUNIT_EXPECT_EQ(test, opf, (blk_opf_t)REQ_OP_WRITE);
+	KUNIT_EXPECT_EQ(test, t_opf(opf), t_opf(REQ_OP_WRITE));
 	KUNIT_EXPECT_FALSE(test, t_wbt_passes(opf));
 
 	bio.bi_opf = REQ_OP_WRITE | REQ_SYNC;			/* fsync'ed writeback */
 	KUNIT_EXPECT_FALSE(test, t_wbt_passes(rs_user_write_opf(&bio)));
 
-	KUNIT_EXPECT_EQ(test, rs_user_write_opf(NULL), (blk_opf_t)REQ_OP_WRITE);
+	KUNIT_EXPECT_EQ(test, t_opf(rs_user_write_opf(NULL)), t_opf(REQ_OP_WRITE));
 }
 
 static void rs_op_sizes(struct kunit *test)
