@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import re
+import select
 import shlex
 import signal
 import statistics
@@ -442,10 +443,46 @@ class Profiler:
     kernel modules named."""
     TOP = 40
 
+    READY_S = 120
+
     def __init__(self, path):
         self.path = path
+        d = os.path.dirname(path)
+        self.ctl, self.ack = os.path.join(d, "perf.ctl"), os.path.join(d, "perf.ack")
+        for f in (self.ctl, self.ack):
+            if os.path.exists(f):
+                os.unlink(f)
+            os.mkfifo(f)
+        # Started with its event off (-D -1) and enabled once it is ready:
+        # under TCG perf's start (the synthesized events of every task and
+        # module) took longer than a 20 s run, which then kept 10 samples.
         self.p = subprocess.Popen(["perf", "record", "-a", "-e", "cpu-clock", "-F", "997", "-q",
+                                   "-D", "-1", "--control", "fifo:%s,%s" % (self.ctl, self.ack),
                                    "-o", path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.ready = self.enable()
+
+    def enable(self):
+        """Send `enable` and wait for perf's ack (at most READY_S)."""
+        t0 = time.monotonic()
+        try:
+            # O_RDWR: neither open waits for perf to open its end
+            ctl = os.open(self.ctl, os.O_RDWR | os.O_NONBLOCK)
+            ack = os.open(self.ack, os.O_RDWR | os.O_NONBLOCK)
+        except OSError:
+            return False
+        try:
+            os.write(ctl, b"enable\n")
+            got = b""
+            while time.monotonic() - t0 < self.READY_S and self.p.poll() is None:
+                r, _, _ = select.select([ack], [], [], 0.5)
+                if r:
+                    got += os.read(ack, 64)
+                    if b"ack" in got:
+                        return True
+            return False
+        finally:
+            os.close(ctl)
+            os.close(ack)
 
     def stop(self):
         self.p.send_signal(signal.SIGINT)
@@ -455,6 +492,8 @@ class Profiler:
             self.p.kill()
             _, err = self.p.communicate()
         out = {"event": "cpu-clock", "samples": None, "top": []}
+        if not self.ready:
+            out["error"] = "perf did not acknowledge `enable` within %d s" % self.READY_S
         r = sh(["perf", "report", "-i", self.path, "--stdio", "--no-children", "--sort", "dso,sym",
                 "--percent-limit", "0.5", "-q", "-t", "|"], check=False, timeout=600)
         if r.returncode != 0:
