@@ -5,6 +5,8 @@
 #include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/fault-inject.h>
+#include <linux/mm.h>
+#include <linux/string.h>
 
 #include "rainssd-fault.h"
 
@@ -23,6 +25,7 @@ static const char * const rs_fault_names[RS_NR_FAULTS] = {
 static struct dentry *rs_debugfs_dir;
 static u32 rs_delay_ms = 100;
 static bool rs_skip_resync;
+static bool rs_poison;
 
 void rs_fault_init(void)
 {
@@ -33,6 +36,7 @@ void rs_fault_init(void)
 		fault_create_debugfs_attr(rs_fault_names[i], rs_debugfs_dir, &rs_faults[i]);
 	debugfs_create_u32("delay_preread_ms", 0600, rs_debugfs_dir, &rs_delay_ms);
 	debugfs_create_bool("skip_unclean_resync", 0600, rs_debugfs_dir, &rs_skip_resync);
+	debugfs_create_bool("poison_buffers", 0600, rs_debugfs_dir, &rs_poison);
 }
 
 void rs_fault_exit(void)
@@ -55,6 +59,16 @@ bool rs_fault_skip_resync(void)
 {
 	return READ_ONCE(rs_skip_resync);
 }
+
+void rs_fault_poison_pages(struct page **pages, unsigned int nr)
+{
+	unsigned int i;
+
+	if (!READ_ONCE(rs_poison))
+		return;
+	for (i = 0; i < nr; i++)
+		memset(page_address(pages[i]), RS_POISON_BYTE, PAGE_SIZE);
+}
 #else
 void rs_fault_init(void)
 {
@@ -76,5 +90,9 @@ void rs_fault_delay(enum rs_fault f)
 bool rs_fault_skip_resync(void)
 {
 	return false;
+}
+
+void rs_fault_poison_pages(struct page **pages, unsigned int nr)
+{
 }
 #endif

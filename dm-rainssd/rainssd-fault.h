@@ -14,15 +14,28 @@
  *                    held: the window in which a member may die;
  *   skip_unclean_resync (a debugfs bool, not an attribute): activation after
  *                    an unclean shutdown neither resyncs nor replays, so a
- *                    test can show the damage the protection prevents.
+ *                    test can show the damage the protection prevents;
+ *   poison_buffers (a debugfs bool): every buffer page an operation is
+ *                    handed (from the pool, the page allocator or the
+ *                    reserve) is filled with RS_POISON_BYTE first, so that
+ *                    a byte an operation uses without reading or copying
+ *                    it in shows up as made-up data, not as the zero or
+ *                    the earlier operation's byte that happens to be
+ *                    right. tests/run-in-vm.sh turns it on for every case.
  *
- * rs_fault() never sleeps and may be called in any context; rs_fault_delay()
+ * rs_fault() and rs_fault_poison_pages() never sleep and may be called in
+ * any context; rs_fault_delay()
  * sleeps (process context, test kernels only).
  */
 #ifndef RAINSSD_FAULT_H
 #define RAINSSD_FAULT_H
 
 #include <linux/types.h>
+
+struct page;
+
+/* What poison_buffers fills buffer pages with: 0x5a, not a zero, not all ones. */
+#define RS_POISON_BYTE	0x5a
 
 enum rs_fault {
 	RS_FAULT_NOWAIT_BIO,
@@ -37,5 +50,6 @@ void rs_fault_exit(void);
 bool rs_fault(enum rs_fault f);
 void rs_fault_delay(enum rs_fault f);
 bool rs_fault_skip_resync(void);
+void rs_fault_poison_pages(struct page **pages, unsigned int nr);
 
 #endif

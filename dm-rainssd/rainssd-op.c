@@ -36,6 +36,10 @@ struct rs_oplayer {
 	unsigned int peak;		/* most entries held since the last reset */
 	mempool_t op_pool;
 
+	spinlock_t pool_lock;		/* protects pool, pool_nr */
+	struct list_head pool;		/* buffer pages to hand out again, by page->lru */
+	unsigned int pool_nr;
+
 	spinlock_t reserve_lock;	/* protects reserve_busy, reserve_waiters */
 	bool reserve_busy;
 	struct list_head reserve_waiters;
@@ -263,8 +267,19 @@ static void rs_stripe_unlock(struct rs_oplayer *ol, struct rs_stripe_lock *lk)
 	}
 }
 
-/* ---- page arrays ---- */
+/* ---- page arrays and the buffer-page pool ---- */
 
+/*
+ * Buffer pages go back to a pool of the volume's when an operation ends
+ * and are handed out again before the page allocator is asked: a page from
+ * the allocator is zeroed on kernels booted with init_on_alloc (Debian's
+ * default), which was the largest share of rainssd's CPU time on streaming
+ * writes. The pool keeps at most stripe_cache x n pages, what the stripe
+ * cache lets operations hold at once (md's stripe cache keeps as many), and
+ * fills only as far as operations used that many together. A page handed
+ * out holds what an earlier operation left in it: operations read or copy
+ * into every byte they use (poison_buffers in rainssd-fault.h checks it).
+ */
 static void rs_free_pages(struct page **pages, unsigned int nr)
 {
 	unsigned int i;
@@ -274,23 +289,93 @@ static void rs_free_pages(struct page **pages, unsigned int nr)
 			__free_page(pages[i]);
 }
 
-/* Pages [from, nr) of @pages from the page allocator without waiting; all or none. */
-static bool rs_fill_pages(struct page **pages, unsigned int from, unsigned int nr)
+/*
+ * The pages of @pages (NULL slots skipped) back to the pool, the rest freed;
+ * so is what the pool holds beyond its cap once stripe_cache was lowered.
+ */
+static void rs_pool_put(struct rs_oplayer *ol, struct page **pages, unsigned int nr)
+{
+	unsigned int cap = READ_ONCE(ol->rs->stripe_cache) * ol->rs->geom.n;
+	struct page *page, *tmp;
+	LIST_HEAD(excess);
+	unsigned int i;
+
+	spin_lock(&ol->pool_lock);
+	for (i = 0; i < nr && ol->pool_nr < cap; i++) {
+		if (!pages[i])
+			continue;
+		list_add(&pages[i]->lru, &ol->pool);
+		ol->pool_nr++;
+		pages[i] = NULL;
+	}
+	while (ol->pool_nr > cap) {
+		list_move(ol->pool.prev, &excess);
+		ol->pool_nr--;
+	}
+	spin_unlock(&ol->pool_lock);
+	rs_free_pages(pages + i, nr - i);
+	list_for_each_entry_safe(page, tmp, &excess, lru) {
+		list_del(&page->lru);
+		__free_page(page);
+	}
+}
+
+/* Fill the empty slots of pages [from, nr) from the pool; how many are still empty. */
+static unsigned int rs_pool_take(struct rs_oplayer *ol, struct page **pages, unsigned int from,
+				 unsigned int nr)
+{
+	unsigned int i;
+
+	spin_lock(&ol->pool_lock);
+	for (i = from; i < nr && ol->pool_nr; i++) {
+		pages[i] = list_first_entry(&ol->pool, struct page, lru);
+		list_del(&pages[i]->lru);
+		ol->pool_nr--;
+	}
+	spin_unlock(&ol->pool_lock);
+	return nr - i;
+}
+
+static void rs_pool_exit(struct rs_oplayer *ol)
+{
+	struct page *page, *tmp;
+
+	list_for_each_entry_safe(page, tmp, &ol->pool, lru) {
+		list_del(&page->lru);
+		__free_page(page);
+	}
+	ol->pool_nr = 0;
+}
+
+/*
+ * Pages [from, nr) of @pages (empty slots) from the pool, then from the page
+ * allocator without waiting; all or none.
+ */
+static bool rs_fill_pages(struct rs_oplayer *ol, struct page **pages, unsigned int from,
+			  unsigned int nr)
 {
 	gfp_t gfp = GFP_NOWAIT | __GFP_NOWARN;
-	unsigned long got = from, now;
+	unsigned long got, now;
+	unsigned int left;
 
 	if (rs_fault(RS_FAULT_BUFFERS))
 		return false;
+	left = rs_pool_take(ol, pages, from, nr);
+	if (!left)
+		goto filled;
+	got = nr - left;
 	/* The bulk allocator may stop short of @nr with pages to spare: go on while it gives. */
 	while ((now = alloc_pages_bulk_array(gfp, nr, pages)) > got) {
 		got = now;
 		if (got == nr)
-			return true;
+			goto filled;
 	}
-	rs_free_pages(pages + from, nr - from);
+	rs_pool_put(ol, pages + from, nr - from);
 	memset(pages + from, 0, (nr - from) * sizeof(*pages));
 	return false;
+filled:
+	rs_fault_poison_pages(pages + from, nr - from);
+	return true;
 }
 
 /* ---- joining ---- */
@@ -410,7 +495,7 @@ bool rs_op_grow(struct rs_op *op, unsigned int nr, unsigned int nr_pages, unsign
 			memset(pages + op->nr_pages, 0,
 			       (nr_pages - op->nr_pages) * sizeof(*pages));
 		}
-		if (!pages || !rs_fill_pages(pages, op->nr_pages, nr_pages)) {
+		if (!pages || !rs_fill_pages(ol, pages, op->nr_pages, nr_pages)) {
 			spin_lock(&ol->cache_lock);
 			ol->used -= more;
 			spin_unlock(&ol->cache_lock);
@@ -457,7 +542,7 @@ static bool rs_op_alloc_pages(struct rs_op *op)
 	op->pages = kcalloc(op->nr_pages, sizeof(*op->pages), GFP_NOWAIT | __GFP_NOWARN);
 	if (!op->pages)
 		return false;
-	if (rs_fill_pages(op->pages, 0, op->nr_pages))
+	if (rs_fill_pages(op->rs->ol, op->pages, 0, op->nr_pages))
 		return true;
 	kfree(op->pages);
 	op->pages = NULL;
@@ -469,6 +554,7 @@ static void rs_op_on_reserve(struct rs_op *op)
 {
 	op->pages = op->rs->ol->reserve;
 	op->on_reserve = true;
+	rs_fault_poison_pages(op->pages, op->nr_pages);
 	rs_stat_inc(op->rs, RS_STAT_RESERVE);
 	rs_op_lock_all(op);
 }
@@ -533,7 +619,7 @@ void rs_op_put(struct rs_op *op)
 	if (op->on_reserve) {
 		rs_reserve_put(ol);
 	} else if (op->pages) {
-		rs_free_pages(op->pages, op->nr_pages);
+		rs_pool_put(ol, op->pages, op->nr_pages);
 		kfree(op->pages);
 	}
 	spin_lock(&ol->cache_lock);
@@ -801,6 +887,8 @@ int rs_op_init(struct rainssd *rs, bool (*feed)(struct rainssd *rs, struct bio *
 	spin_lock_init(&ol->join_lock);
 	for (i = 0; i < ARRAY_SIZE(ol->join); i++)
 		INIT_HLIST_HEAD(&ol->join[i]);
+	spin_lock_init(&ol->pool_lock);
+	INIT_LIST_HEAD(&ol->pool);
 	spin_lock_init(&ol->reserve_lock);
 	INIT_LIST_HEAD(&ol->reserve_waiters);
 	spin_lock_init(&ol->emergency_lock);
@@ -872,6 +960,7 @@ void rs_op_exit(struct rainssd *rs)
 		rs_free_pages(ol->reserve, ol->max_pages);
 		kvfree(ol->reserve);
 	}
+	rs_pool_exit(ol);
 	mempool_exit(&ol->op_pool);
 	kvfree(ol->locks);
 	kfree(ol);

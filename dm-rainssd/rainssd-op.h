@@ -12,9 +12,10 @@
  *     page per member. Never blocks: NULL when there is no room, and the
  *     caller defers its bio (rs_defer_bio), to be fed again in order when an
  *     operation ends;
- *  2. its buffer pages (rs_op_start): from the page allocator without
- *     waiting, else the target's reserve, which one operation owns at a time
- *     and which is large enough for any operation;
+ *  2. its buffer pages (rs_op_start): from the volume's pool of pages that
+ *     operations gave back (at most stripe_cache x n), then the page
+ *     allocator without waiting, else the target's reserve, which one
+ *     operation owns at a time and which is large enough for any operation;
  *  3. its stripes, locked in ascending order (so two operations never wait
  *     for each other); a waiter is queued FIFO behind the owner of the
  *     stripe it needs, and the lock is handed to it on release;

@@ -42,6 +42,16 @@ if [ -f "$moddir/rainssd_kunit.ko" ] && [ "${KUNIT:-1}" = 1 ]; then
 	rmmod rainssd_kunit
 fi
 
+# From here on every buffer page an operation is handed is poisoned first
+# (a debugfs switch of test kernels, rainssd-fault.h): a byte an operation
+# uses without reading or copying it in reads back as made-up data in the
+# cases that check data, not as a zero that happens to be right. POISON=0
+# leaves it off.
+[ -d /sys/kernel/debug/block ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+if [ "${POISON:-1}" = 1 ] && [ -w /sys/kernel/debug/rainssd/poison_buffers ]; then
+	echo Y >/sys/kernel/debug/rainssd/poison_buffers && echo "# buffer pages poisoned (debugfs rainssd/poison_buffers)"
+fi
+
 cases=()
 for g in $glob; do	# one glob or several, separated by spaces
 	cases+=("$REPO"/tests/cases/$g.sh)
