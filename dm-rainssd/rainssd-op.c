@@ -297,24 +297,36 @@ static void rs_pool_put(struct rs_oplayer *ol, struct page **pages, unsigned int
 {
 	unsigned int cap = READ_ONCE(ol->rs->stripe_cache) * ol->rs->geom.n;
 	struct page *page, *tmp;
-	LIST_HEAD(excess);
-	unsigned int i;
+	unsigned int room = cap - min(cap, READ_ONCE(ol->pool_nr));
+	LIST_HEAD(back);
+	unsigned int i, nr_back = 0;
 
-	spin_lock(&ol->pool_lock);
-	for (i = 0; i < nr && ol->pool_nr < cap; i++) {
+	/*
+	 * Linked (or freed, past the room there seems to be) outside the lock;
+	 * inside it only the splice, and a trim when another put raced or
+	 * stripe_cache was lowered.
+	 */
+	for (i = 0; i < nr; i++) {
 		if (!pages[i])
 			continue;
-		list_add(&pages[i]->lru, &ol->pool);
-		ol->pool_nr++;
+		if (nr_back < room) {
+			list_add_tail(&pages[i]->lru, &back);
+			nr_back++;
+		} else {
+			__free_page(pages[i]);
+		}
 		pages[i] = NULL;
 	}
+	spin_lock(&ol->pool_lock);
+	list_splice(&back, &ol->pool);
+	ol->pool_nr += nr_back;
+	INIT_LIST_HEAD(&back);
 	while (ol->pool_nr > cap) {
-		list_move(ol->pool.prev, &excess);
+		list_move(ol->pool.prev, &back);
 		ol->pool_nr--;
 	}
 	spin_unlock(&ol->pool_lock);
-	rs_free_pages(pages + i, nr - i);
-	list_for_each_entry_safe(page, tmp, &excess, lru) {
+	list_for_each_entry_safe(page, tmp, &back, lru) {
 		list_del(&page->lru);
 		__free_page(page);
 	}
@@ -554,7 +566,8 @@ static void rs_op_on_reserve(struct rs_op *op)
 {
 	op->pages = op->rs->ol->reserve;
 	op->on_reserve = true;
-	rs_fault_poison_pages(op->pages, op->nr_pages);
+	/* all of it: a join may grow the operation into more of the reserve */
+	rs_fault_poison_pages(op->pages, op->rs->ol->max_pages);
 	rs_stat_inc(op->rs, RS_STAT_RESERVE);
 	rs_op_lock_all(op);
 }

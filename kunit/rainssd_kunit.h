@@ -30,5 +30,8 @@ static inline struct rs_load_snap *rs_kunit_snap_new(struct kunit *test)
 
 /* rainssd_units.c */
 bool rs_kunit_fault_set(enum rs_fault f, bool on);
+struct rainssd;
+bool rs_kunit_poison_set(bool on);
+unsigned int rs_kunit_pooled(struct rainssd *rs);
 
 #endif

@@ -16,10 +16,12 @@
 #include <kunit/test.h>
 #include <linux/bio.h>
 #include <linux/hash.h>
+#include <linux/mm.h>
 #include <linux/percpu.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/string.h>
 #include <linux/workqueue.h>
 
 #include "rainssd.h"
@@ -611,6 +613,77 @@ static void rs_op_pages_and_reserve(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t_stat(env, RS_STAT_RESERVE), 2ULL);
 }
 
+static void t_poison_off(void *unused)
+{
+	rs_kunit_poison_set(false);
+}
+
+/*
+ * The pages of an operation that ended go to the volume's pool and are handed
+ * out again before the allocator is asked; the pool keeps at most
+ * stripe_cache x n pages (here 2 x 4), and gives back what is over that when
+ * stripe_cache is lowered. With poison_buffers every page handed out, from
+ * the pool or the allocator, holds RS_POISON_BYTE.
+ */
+static void rs_op_page_pool(struct kunit *test)
+{
+	enum { A, B, C, D };
+	struct t_env *env = t_env_new(test, 4, 8, 2);
+	struct page *a[3];
+	struct rs_op *op;
+	unsigned int i, j, found = 0;
+	bool poison;
+
+	t_new(test, env, 1, A);
+	t_start(env, A, 1, 1, 3);
+	KUNIT_ASSERT_TRUE(test, t_ran(env, A));
+	op = &env->ops[A]->op;
+	KUNIT_EXPECT_FALSE(test, op->on_reserve);
+	for (i = 0; i < 3; i++)
+		a[i] = op->pages[i];
+	t_put(test, env, A);
+	KUNIT_EXPECT_EQ(test, rs_kunit_pooled(&env->rs), 3U);
+
+	/* B takes A's three pages and two new ones; C, beside it, six new ones. */
+	t_new(test, env, 1, B);
+	t_start(env, B, 2, 1, 5);
+	KUNIT_ASSERT_TRUE(test, t_ran(env, B));
+	op = &env->ops[B]->op;
+	KUNIT_ASSERT_FALSE(test, op->on_reserve);
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < 5; j++)
+			found += op->pages[j] == a[i];
+	KUNIT_EXPECT_EQ(test, found, 3U);
+	KUNIT_EXPECT_EQ(test, rs_kunit_pooled(&env->rs), 0U);
+	t_new(test, env, 1, C);
+	t_start(env, C, 3, 1, 6);
+	KUNIT_ASSERT_TRUE(test, t_ran(env, C));
+	t_put(test, env, B);
+	KUNIT_EXPECT_EQ(test, rs_kunit_pooled(&env->rs), 5U);
+	t_put(test, env, C);
+	KUNIT_EXPECT_EQ(test, rs_kunit_pooled(&env->rs), 8U);
+
+	/* Nine pages: the pool's eight and one from the allocator, all poisoned. */
+	poison = rs_kunit_poison_set(true);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, t_poison_off, NULL), 0);
+	t_new(test, env, 1, D);
+	t_start(env, D, 4, 1, 9);
+	KUNIT_ASSERT_TRUE(test, t_ran(env, D));
+	KUNIT_EXPECT_EQ(test, rs_kunit_pooled(&env->rs), 0U);
+	op = &env->ops[D]->op;
+	KUNIT_ASSERT_FALSE(test, op->on_reserve);
+	for (i = 0; poison && i < 9; i++)
+		KUNIT_EXPECT_NULL_MSG(test, memchr_inv(page_address(op->pages[i]), RS_POISON_BYTE,
+						       PAGE_SIZE), "page %u not poisoned", i);
+	rs_kunit_poison_set(false);
+
+	/* stripe_cache lowered to 1: the pool keeps four of D's nine pages. */
+	env->rs.stripe_cache = 1;
+	t_put(test, env, D);
+	KUNIT_EXPECT_EQ(test, rs_kunit_pooled(&env->rs), 4U);
+	t_expect_order(test, env, (const unsigned int[]){ A, B, C, D }, 4);
+}
+
 /* What t_join_fn() grows an operation to, and how often it was called. */
 struct t_join {
 	unsigned int nr, pages, units, calls;
@@ -864,6 +937,7 @@ static struct kunit_case rs_op_cases[] = {
 	KUNIT_CASE(rs_op_lock_multi_stripe),
 	KUNIT_CASE(rs_op_lock_progress),
 	KUNIT_CASE(rs_op_pages_and_reserve),
+	KUNIT_CASE(rs_op_page_pool),
 	KUNIT_CASE(rs_op_join_grow),
 	KUNIT_CASE(rs_op_join_reserve),
 	KUNIT_CASE(rs_op_defer_feed),

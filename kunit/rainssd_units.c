@@ -43,5 +43,28 @@ bool rs_kunit_fault_set(enum rs_fault f, bool on)
 }
 #endif
 
+/* poison_buffers of this module's copy on or off; false without fault injection. */
+bool rs_kunit_poison_set(bool on)
+{
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+	WRITE_ONCE(rs_poison, on);
+	return true;
+#else
+	return false;
+#endif
+}
+
+/* The pages in the buffer-page pool of @rs's operation layer. */
+unsigned int rs_kunit_pooled(struct rainssd *rs)
+{
+	struct rs_oplayer *ol = rs->ol;
+	unsigned int nr;
+
+	spin_lock(&ol->pool_lock);
+	nr = ol->pool_nr;
+	spin_unlock(&ol->pool_lock);
+	return nr;
+}
+
 MODULE_DESCRIPTION("KUnit tests for dm-rainssd");
 MODULE_LICENSE("GPL");
