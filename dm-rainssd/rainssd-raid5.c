@@ -941,15 +941,53 @@ static bool rs_r5_needs_log(const struct rs_r5_op *r5, unsigned int i)
 }
 
 /*
+ * The rows of stripe @i whose parity the update changes, which its log
+ * record covers: an end stripe's shape's rows. On a volume with a tier the
+ * buffers of an end stripe are rounded out to whole 4 KiB rows, and the
+ * parity of the rows the update does not touch is neither read nor
+ * computed: up to 1.11.2 the record took the rounded rows, so a replay
+ * wrote whatever the buffer held there as their parity.
+ */
+static struct rs_range rs_r5_log_rows(const struct rs_r5_op *r5, unsigned int i)
+{
+	int e = rs_r5_end_of(r5, i);
+
+	return e < 0 ? rs_r5_rows(r5, i) : r5->end[e].shape.rows;
+}
+
+/*
+ * Move bytes [from, from + len) of member @m's buffer of stripe @i down to
+ * its start (from < PAGE_SIZE), page piece by page piece in ascending order,
+ * so that nothing is overwritten before it was moved.
+ */
+static void rs_r5_buf_shift(struct rs_r5_op *r5, unsigned int i, unsigned int m,
+			    unsigned int from, unsigned int len)
+{
+	unsigned int done = 0;
+
+	while (done < len) {
+		unsigned int s = from + done, d = done;
+		unsigned int n = min3(len - done, (unsigned int)(PAGE_SIZE - offset_in_page(s)),
+				      (unsigned int)(PAGE_SIZE - offset_in_page(d)));
+
+		memmove(rs_r5_addr(r5, i, m, d), rs_r5_addr(r5, i, m, s), n);
+		done += n;
+	}
+}
+
+/*
  * Partial parity of stripe @i into the lost member's buffer, which the
  * writes do not use: the new parity XOR the new data of every member that
- * is written there, i.e. every data chunk as it will be except those.
+ * is written there, i.e. every data chunk as it will be except those; over
+ * rs_r5_log_rows(), from the buffer's start (where rs_r5_log_fill() points
+ * the record).
  */
 static void rs_r5_partial_parity(struct rs_r5_op *r5, unsigned int i, unsigned int lost)
 {
 	const struct rs_geom *g = &r5->op.rs->geom;
 	unsigned int p = rs_parity_member(g, r5->op.stripe + i), m;
-	struct rs_range rows = rs_r5_rows(r5, i), w;
+	struct rs_range rows = rs_r5_log_rows(r5, i), w;
+	unsigned int boff = rs_r5_boff(r5, i, rows.start);
 
 	rs_r5_xor(r5, i, lost, BIT(p), rows.start, rows.end, false);
 	for (m = 0; m < g->n; m++) {
@@ -959,6 +997,8 @@ static void rs_r5_partial_parity(struct rs_r5_op *r5, unsigned int i, unsigned i
 		if (rs_range_len(&w))
 			rs_r5_xor(r5, i, lost, BIT(m), w.start, w.end, true);
 	}
+	if (boff)
+		rs_r5_buf_shift(r5, i, lost, boff, rs_range_len(&rows) << SECTOR_SHIFT);
 }
 
 /* The @k-th logged stripe of @r5, described for rs_log_write(). */
@@ -975,7 +1015,7 @@ static void rs_r5_log_fill(struct rs_op *op, unsigned int k, struct rs_log_updat
 	memset(u, 0, sizeof(*u));
 	u->stripe = op->stripe + i;
 	u->parity = rs_parity_member(g, u->stripe);
-	u->rows = rs_r5_rows(r5, i);
+	u->rows = rs_r5_log_rows(r5, i);
 	for (m = 0; m < g->n; m++)
 		if (m != u->parity)
 			u->w[m] = rs_r5_write_rows(r5, i, m);
