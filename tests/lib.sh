@@ -97,12 +97,13 @@ t_opstat() {
 }
 
 # t_idle <name> <seconds>: wait until no resync, rebuild or scrub runs
-# (sync_action idle); false if one still does after that long.
+# (sync_action idle), polled every 0.2 s; false if one still does after
+# (at least) that long.
 t_idle() {
 	local t
-	for t in $(seq "$2"); do
+	for t in $(seq $(($2 * 5))); do
 		[ "$(t_opstat "$1" sync_action)" = idle ] && return 0
-		sleep 1
+		sleep 0.2
 	done
 	return 1
 }

@@ -90,10 +90,27 @@ dump_state() {
 	dmesg | tail -25 | sed 's/^/    #   klog: /'
 }
 
-# fresh_members: four zeroed channels, each behind a dm-linear member.
+# fresh_members: four zeroed channels, each behind a dm-linear member. The
+# channels and members of the cut point before are kept and zeroed when all
+# four are back on their linear tables and active; else they are made anew.
 fresh_members() {
-	local i
+	local i reuse=${SZ:+1}
 	dmsetup remove --retry $VOL >/dev/null 2>&1 || true
+	if [ -n "$reuse" ]; then
+		dmsetup table >/tmp/pc.tables 2>/dev/null
+		dmsetup info -c --noheadings -o name,attr >/tmp/pc.attrs 2>/dev/null
+		for i in $(seq 0 $((N - 1))); do
+			grep -q "^rspc$i: 0 $SZ linear " /tmp/pc.tables &&
+				grep -qE "^rspc$i:L--w" /tmp/pc.attrs || reuse=""
+		done
+	fi
+	if [ -n "$reuse" ] && [ $((SZ % 2048)) = 0 ]; then
+		for i in $(seq 0 $((N - 1))); do
+			dd if=/dev/zero of=/dev/mapper/rspc$i bs=1M count=$((SZ / 2048)) oflag=direct \
+				status=none || reuse=""
+		done
+		[ -z "$reuse" ] || return 0
+	fi
 	for i in $(seq 0 $((N - 1))); do dmsetup remove --retry rspc$i >/dev/null 2>&1 || true; done
 	"$CHANNELS" destroy >/dev/null 2>&1 || true
 	t_channels $N --size-mb 64 --lat-us 300 --qd 8
@@ -178,7 +195,7 @@ cut() {
 		sleep "$(rnd_ms $gap)"
 	done
 	for i in "${order[@]}"; do
-		dmsetup load rspc$i --table "0 $SZ error" && dmsetup resume rspc$i ||
+		dmsetup load rspc$i --table "0 $SZ error" && dmsetup --noudevsync resume rspc$i ||
 			{ DETAIL="error table on rspc$i"; return; }
 	done
 	for t in $(seq 120); do kill -0 $writer 2>/dev/null || break; sleep 1; done
@@ -193,7 +210,7 @@ cut() {
 		{ dump_state; fail "cut $n: the volume cannot be removed after the cut: $(cat /tmp/pc.remove)"; }
 	# Power back: the members as they were.
 	for i in "${order[@]}"; do
-		dmsetup load rspc$i --table "0 $SZ linear /dev/rsch$i 0" && dmsetup resume rspc$i ||
+		dmsetup load rspc$i --table "0 $SZ linear /dev/rsch$i 0" && dmsetup --noudevsync resume rspc$i ||
 			{ DETAIL="linear table back on rspc$i"; return; }
 	done
 	: >/tmp/pc.bad
