@@ -329,12 +329,14 @@ u64 rs_bitmap_to_sync(struct rs_bitmap *b)
 
 /*
  * Read every live member's copy (the union: a bit any copy has counts) at
- * the first resume. With @resync (an unclean shutdown) its regions are to
- * be resynced and keep their bits; otherwise the bits are dropped. Then
+ * the first resume. With @resync (an unclean shutdown) its regions that
+ * start below @cover are to be resynced (from @cover on, the degraded-write
+ * log's replay made the stripes right) and keep their bits; otherwise the
+ * bits are dropped. Then
  * the image is written to every member, so that a new or rebuilt member
  * holds it too, and the daemon starts. Sleeps.
  */
-int rs_bitmap_load(struct rs_bitmap *b, bool resync)
+int rs_bitmap_load(struct rs_bitmap *b, bool resync, u64 cover)
 {
 	void *bufs[RS_MAX_DEVS] = { NULL };
 	unsigned long failed = 0;
@@ -358,8 +360,9 @@ int rs_bitmap_load(struct rs_bitmap *b, bool resync)
 	for (r = b->nr_regions; r < (u64)b->nr_blocks * RS_BM_BITS; r++)
 		__clear_bit_le(r, b->image);
 	if (resync) {
+		/* Not the regions the degraded-write log covers whole. */
 		for (r = 0; r < b->nr_regions; r++)
-			if (test_bit_le(r, b->image))
+			if (test_bit_le(r, b->image) && r * b->region_stripes < cover)
 				__set_bit(r, b->sync);
 	} else {
 		memset(b->image, 0, (size_t)b->nr_blocks * RS_BM_BLOCK);

@@ -113,17 +113,17 @@ static void rs_meta_write_done(unsigned long error, void *context)
 }
 
 /*
- * Write @sb (generation sb->events) to copy events % 2 of every member it
- * does not call failed, all at once (so that a crash leaves as few members
- * as possible a generation behind), each with FUA; returns the members
- * whose write failed. Sleeps.
+ * One I/O to every member @sb does not call failed and not in @skip, all at
+ * once, each with @opf: a superblock write of @sb (generation sb->events, to copy events % 2),
+ * or with @flush an empty cache flush. Returns the members whose I/O failed.
+ * Sleeps.
  */
-static unsigned long rs_meta_write_all(struct rs_meta *m, struct rs_sb *sb)
+static unsigned long rs_meta_io_all(struct rs_meta *m, struct rs_sb *sb, blk_opf_t opf,
+				    bool flush, unsigned long skip)
 {
 	struct rainssd *rs = m->rs;
 	sector_t sector = RS_SB_SECTOR +
 			  (sb->events % RS_SB_COPIES) * (RS_SB_SIZE >> SECTOR_SHIFT);
-	blk_opf_t opf = REQ_OP_WRITE | REQ_SYNC | REQ_FUA | REQ_META | REQ_PRIO;
 	unsigned long failed = 0;
 	unsigned int i;
 
@@ -132,15 +132,17 @@ static unsigned long rs_meta_write_all(struct rs_meta *m, struct rs_sb *sb)
 	for (i = 0; i < sb->n; i++) {
 		m->wr[i].m = m;
 		m->wr[i].error = 0;
-		if (sb->state[i] == RS_MS_FAILED || !rs->dev[i])
+		if (sb->state[i] == RS_MS_FAILED || !rs->dev[i] || test_bit(i, &skip))
 			continue;
-		sb->role = i;
-		rs_sb_encode(sb, m->block[i]);
+		if (!flush) {
+			sb->role = i;
+			rs_sb_encode(sb, m->block[i]);
+		}
 		atomic_inc(&m->pending);
 		/* A single-region async dm_io() only fails before it starts. */
 		if (WARN_ON_ONCE(rs_meta_io(rs, m->io, i, opf, sector, m->block[i],
-					    RS_SB_SIZE >> SECTOR_SHIFT, rs_meta_write_done,
-					    &m->wr[i]))) {
+					    flush ? 0 : RS_SB_SIZE >> SECTOR_SHIFT,
+					    rs_meta_write_done, &m->wr[i]))) {
 			m->wr[i].error = 1;
 			atomic_dec(&m->pending);
 		}
@@ -150,10 +152,31 @@ static unsigned long rs_meta_write_all(struct rs_meta *m, struct rs_sb *sb)
 	for (i = 0; i < sb->n; i++) {
 		if (!m->wr[i].error)
 			continue;
-		DMERR_LIMIT("member %u (%pg): superblock write failed", i, rs->dev[i]->bdev);
+		DMERR_LIMIT("member %u (%pg): superblock %s failed", i, rs->dev[i]->bdev,
+			    flush ? "flush" : "write");
 		__set_bit(i, &failed);
 	}
 	return failed;
+}
+
+/*
+ * Write @sb to every member it does not call failed, with FUA, once every
+ * one of them has flushed its cache: a state or checkpoint the superblock
+ * records (a rebuilt member's chunks below its checkpoint, parity below the
+ * resync's, a member failed before the writes that go on without it) is on
+ * stable media before any member's copy says so, as md's superblock writes
+ * (REQ_PREFLUSH) have it. The write hole of a single PREFLUSH per member is
+ * that one member's new copy could be stable before another member's cache
+ * is. Returns the members whose flush or write failed; a member whose flush
+ * failed is not written. Sleeps.
+ */
+static unsigned long rs_meta_write_all(struct rs_meta *m, struct rs_sb *sb)
+{
+	unsigned long failed;
+
+	failed = rs_meta_io_all(m, sb, REQ_OP_WRITE | REQ_PREFLUSH | REQ_SYNC, true, 0);
+	return failed | rs_meta_io_all(m, sb, REQ_OP_WRITE | REQ_SYNC | REQ_FUA | REQ_META |
+				       REQ_PRIO, false, failed);
 }
 
 /* Mirror the state the I/O path reads into struct rainssd. Lock held. */
@@ -493,6 +516,7 @@ int rs_meta_prepare(struct rs_meta *m, struct rs_activation *a, struct rs_meta_b
 		boot->fresh = as->fresh;
 		boot->clean = as->fresh || (as->sb.flags & RS_SBF_CLEAN);
 		boot->nonce = as->sb.log_nonce;
+		boot->log_cover = as->log_cover;
 		for (i = 0; i < as->sb.n; i++)
 			boot->degraded |= as->sb.state[i] != RS_MS_IN_SYNC;
 		spin_lock_irqsave(&m->lock, flags);
@@ -542,12 +566,29 @@ int rs_meta_set_clean(struct rs_meta *m, bool clean)
 	flush_work(&m->commit_work);
 	spin_lock_irqsave(&m->lock, flags);
 	if (clean)
-		m->sb.flags |= RS_SBF_CLEAN;
+		m->sb.flags = (m->sb.flags | RS_SBF_CLEAN) & ~RS_SBF_UNCOVERED;
 	else
 		m->sb.flags &= ~RS_SBF_CLEAN;
 	m->state_gen++;
 	spin_unlock_irqrestore(&m->lock, flags);
 	return rs_meta_commit(m);
+}
+
+/*
+ * Whether the bitmap's dirty regions are ones no degraded-log record covers
+ * (RS_SBF_UNCOVERED); committed with the next commit, which the caller
+ * asks for. Any context.
+ */
+void rs_meta_set_uncovered(struct rs_meta *m, bool uncovered)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&m->lock, flags);
+	if (!!(m->sb.flags & RS_SBF_UNCOVERED) != uncovered) {
+		m->sb.flags ^= RS_SBF_UNCOVERED;
+		m->state_gen++;
+	}
+	spin_unlock_irqrestore(&m->lock, flags);
 }
 
 bool rs_meta_clean(struct rs_meta *m)

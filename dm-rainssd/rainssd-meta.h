@@ -41,12 +41,14 @@ struct rs_meta_boot {
 	bool clean;		/* shut down cleanly (or new) */
 	bool degraded;		/* a member failed, missing or being rebuilt */
 	u64 nonce;		/* the log nonce of that state */
+	u64 log_cover;		/* the log holds every update from this stripe on */
 };
 
 int rs_meta_prepare(struct rs_meta *m, struct rs_activation *a, struct rs_meta_boot *boot);
 int rs_meta_activate(struct rs_meta *m);
 int rs_meta_set_clean(struct rs_meta *m, bool clean);
 bool rs_meta_clean(struct rs_meta *m);
+void rs_meta_set_uncovered(struct rs_meta *m, bool uncovered);
 u64 rs_meta_log_nonce(struct rs_meta *m);
 u32 rs_meta_region_stripes(struct rs_meta *m);
 int rs_meta_commit_sync(struct rs_meta *m);

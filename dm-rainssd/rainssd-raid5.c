@@ -804,12 +804,18 @@ static struct rs_range rs_r5_write_rows(const struct rs_r5_op *r5, unsigned int 
 	return rs_r5_rows(r5, i);
 }
 
-/* The data and parity writes, member by member so that each is one range. */
+/*
+ * The data and parity writes, member by member so that each is one range.
+ * Those of an update with degraded-log records go to stable media before
+ * it completes (FUA): a later update of the stripe logs a partial parity
+ * made from these bytes, which after a power cut must be the ones the
+ * members hold (md's PPL flushes the members for the same reason).
+ */
 static void rs_r5_build_writes(struct rs_op *op)
 {
 	struct rs_r5_op *r5 = to_r5(op);
 	struct rainssd *rs = op->rs;
-	blk_opf_t opf = rs_user_write_opf(op->bio);
+	blk_opf_t opf = rs_user_write_opf(op->bio) | (r5->logged ? REQ_FUA : 0);
 	struct rs_range w;
 	unsigned int m, i, left;
 

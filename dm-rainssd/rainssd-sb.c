@@ -333,6 +333,14 @@ void rs_assemble(const struct rs_activation *a, struct rs_assembly *out)
 				 "Member devices are smaller than the volume in the superblocks");
 
 	*sb = *newest;
+	/* Before the activation's own changes: what the log was kept for. */
+	out->log_cover = U64_MAX;
+	for (i = 0; i < newest->n && !(newest->flags & RS_SBF_UNCOVERED); i++) {
+		if (newest->state[i] == RS_MS_FAILED)
+			out->log_cover = 0;
+		else if (newest->state[i] == RS_MS_REBUILDING)
+			out->log_cover = min(out->log_cover, newest->cp[i]);
+	}
 	for (i = 0; i < a->n; i++) {
 		const struct rs_slot *sl = &a->slot[i];
 		bool stale = false;

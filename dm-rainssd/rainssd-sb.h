@@ -43,7 +43,15 @@ enum rs_mstate {
 
 /* Superblock flags. */
 #define RS_SBF_CLEAN		BIT(0)	/* shut down cleanly (suspend + dtr) */
-#define RS_SBF_KNOWN		RS_SBF_CLEAN
+/*
+ * (1.11.4) The bitmap's dirty regions were left by an unclean shutdown of a
+ * volume no member of which was out, so no degraded-log record covers their
+ * writes: they can only be resynced with every member's data, whatever the
+ * member states say later. Set from the activation that finds them until
+ * none is left; older modules refuse a superblock with it.
+ */
+#define RS_SBF_UNCOVERED	BIT(1)
+#define RS_SBF_KNOWN		(RS_SBF_CLEAN | RS_SBF_UNCOVERED)
 
 struct rs_sb_member_disk {
 	__u8 state;			/* enum rs_mstate */
@@ -135,6 +143,13 @@ struct rs_assembly {
 	struct rs_sb sb;		/* the state to commit (events is the last seen) */
 	unsigned long failed;		/* slots failed at activation (for the log) */
 	unsigned long stale;		/* of those, present but out of date */
+	/*
+	 * From which stripe on the degraded-write log holds every update
+	 * since the newest superblock was written (if it was not written
+	 * clean): 0 with a member failed in it, a rebuilding member's
+	 * checkpoint, U64_MAX when no member was out (or RS_SBF_UNCOVERED).
+	 */
+	u64 log_cover;
 };
 
 void rs_assemble(const struct rs_activation *a, struct rs_assembly *out);

@@ -39,6 +39,7 @@ struct rs_sync {
 	bool busy;			/* an operation is in flight */
 	bool halted;			/* stopped by an error until the next resume */
 	bool frozen;			/* held by the frozen message */
+	bool stuck;			/* a dirty region cannot be resynced (said once) */
 	enum rs_sync_what scrub;	/* RS_SYNC_CHECK, RS_SYNC_REPAIR, or IDLE */
 	u64 scrub_pos;			/* next stripe the scrub reads */
 	u64 mismatches;			/* sectors the last (or current) scrub found */
@@ -54,11 +55,25 @@ struct rs_sync {
 	u64 last_commit;		/* when the checkpoint was last committed, ns */
 };
 
+/* A dirty region needs the data of member @rb, which it does not hold. */
+static void rs_sync_stuck(struct rs_sync *s, unsigned int rb, u64 cp)
+{
+	if (!s->stuck) {
+		DMERR("dirty stripes %llu-%llu need member %u's data: rebuilt only up to %llu",
+		      s->pos, s->region_end - 1, rb, cp);
+		DMERR("member %u: its chunks there read as I/O errors; the rebuild is held", rb);
+	}
+	WRITE_ONCE(s->stuck, true);
+}
+
 /*
  * What to do next, and from which stripe: first the regions an unclean
- * shutdown left dirty (below a rebuild's checkpoint only: above it the
- * degraded log made them right), then the initial resync, then a rebuild.
- * Making parity from data needs every member it covers.
+ * shutdown left dirty (below rs->log_cover only: from there on the degraded
+ * log made them right), then the initial resync, then a rebuild. Making
+ * parity from data needs every member it covers: a region below a
+ * rebuilding member's checkpoint can wait for nothing (that member holds
+ * no data there), so everything stops there, with a message, and its
+ * chunks stay unreadable rather than rebuilt from that parity.
  */
 static enum rs_sync_what rs_sync_next(struct rs_sync *s, u64 *pos)
 {
@@ -75,14 +90,22 @@ static enum rs_sync_what rs_sync_next(struct rs_sync *s, u64 *pos)
 			s->region_end = first + nr;
 			s->pos = first;
 		}
-		if (rb != RS_NO_MEMBER)
-			s->region_end = min(s->region_end, max(cp, first));
+		s->region_end = min(s->region_end, max(READ_ONCE(rs->log_cover), first));
 		if (s->pos < s->region_end) {
+			if (rb != RS_NO_MEMBER && s->region_end > cp) {
+				rs_sync_stuck(s, rb, cp);
+				return RS_SYNC_IDLE;
+			}
 			*pos = s->pos;
 			return RS_SYNC_REGION;
 		}
 		rs_bitmap_synced(rs->bitmap, first, nr);
 		s->regions_done++;
+		if (!rs_bitmap_to_sync(rs->bitmap)) {
+			/* Every region the log did not cover is resynced. */
+			rs_meta_set_uncovered(rs->meta, false);
+			rs_meta_request_commit(rs->meta);
+		}
 	}
 	if (resync < rs->stripes) {
 		if (rb != RS_NO_MEMBER)
@@ -295,6 +318,7 @@ void rs_sync_start(struct rs_sync *s)
 	spin_lock_irq(&s->lock);
 	s->running = true;
 	s->halted = false;
+	s->stuck = false;
 	s->rate.win_start = ktime_get_ns();
 	s->rate.win_sectors = 0;
 	s->last_commit = s->rate.win_start;
@@ -355,10 +379,15 @@ const char *rs_sync_status(struct rs_sync *s, u64 *done, u64 *total, u64 *mismat
 	*done = *total;
 	halted |= frozen;
 	to_sync = rs_bitmap_to_sync(rs->bitmap);
-	if (to_sync && !READ_ONCE(rs->dead_mask)) {
-		/* Dirty regions: how many of those the shutdown left are done. */
+	if (to_sync) {
+		/*
+		 * Dirty regions: how many of those the shutdown left are done;
+		 * held while a member is out or one that cannot be resynced
+		 * stopped everything (see rs_sync_next()).
+		 */
 		*total = (s->regions_done + to_sync) * chunk;
 		*done = s->regions_done * chunk;
+		halted |= READ_ONCE(s->stuck) || READ_ONCE(rs->dead_mask);
 		return halted ? "frozen" : "resync";
 	}
 	if (READ_ONCE(rs->resync_cp) < rs->stripes) {

@@ -751,6 +751,17 @@ static void rs_io_hints(struct dm_target *ti, struct queue_limits *limits)
 	rs_limits_set_max_io(limits, rs->ti->max_io_len);
 }
 
+/* Dirty regions a member that is out is needed for: what the log says. */
+static void rs_dirty_unreadable(struct rainssd *rs)
+{
+	unsigned int m = __ffs(READ_ONCE(rs->dead_mask));
+	u64 n = rs_bitmap_to_sync(rs->bitmap);
+
+	DMERR("member %u out after an unclean shutdown: %llu dirty region(s) not resynced",
+	      m, (unsigned long long)n);
+	DMERR("member %u: its chunks in them read as I/O errors, not rebuilt from that parity", m);
+}
+
 /*
  * The first resume: decide again from the superblocks, and after an
  * unclean shutdown make the parity right before any I/O: replay the
@@ -799,11 +810,25 @@ static int rs_first_resume(struct rainssd *rs)
 			return r;
 		}
 	}
+	/*
+	 * The bitmap's dirty regions are resynced where the log does not
+	 * cover them. Where no member was out before the cut (or the regions
+	 * are older than that: RS_SBF_UNCOVERED), nothing covers them, so
+	 * that a member missing, stale or rebuilt now leaves its chunks
+	 * there unreadable (never rebuilt from parity the cut may have torn)
+	 * until every member's data can resync them. The flag is committed
+	 * with the new state, before anything can be written.
+	 */
+	rs->log_cover = unclean ? boot.log_cover : U64_MAX;
+	if (unclean && boot.log_cover == U64_MAX)
+		rs_meta_set_uncovered(rs->meta, true);
 	r = rs_meta_activate(rs->meta);
 	if (r)
 		return r;
-	/* Healthy (or below a rebuild's checkpoint): the dirty regions are resynced. */
-	return rs_bitmap_load(rs->bitmap, unclean && !READ_ONCE(rs->dead_mask));
+	r = rs_bitmap_load(rs->bitmap, unclean, rs->log_cover);
+	if (!r && unclean && READ_ONCE(rs->dead_mask) && rs_bitmap_to_sync(rs->bitmap))
+		rs_dirty_unreadable(rs);
+	return r;
 }
 
 static int rs_preresume(struct dm_target *ti)
@@ -873,7 +898,7 @@ static void rs_postsuspend(struct dm_target *ti)
 
 static struct target_type rainssd_target = {
 	.name = "rainssd",
-	.version = {1, 11, 3},
+	.version = {1, 11, 4},
 	.module = THIS_MODULE,
 	.ctr = rs_ctr,
 	.dtr = rs_dtr,

@@ -82,7 +82,7 @@
 #include "rainssd-shape.h"
 
 #define DM_MSG_PREFIX "rainssd"
-#define RS_VERSION_STR "1.11.3"
+#define RS_VERSION_STR "1.11.4"
 
 /* md's defaults: speed_limit_min and _max (KiB/s per member), max_corr_read_errors. */
 #define RS_DEF_MIN_RECOVERY_RATE	1000
@@ -172,6 +172,13 @@ struct rainssd {
 	unsigned int rebuild_member;	/* being rebuilt, or RS_NO_MEMBER */
 	u64 rebuild_cp;			/* its stripes below this are good */
 	u64 resync_cp;			/* stripes below this have parity made from data */
+	/*
+	 * The regions an unclean shutdown left dirty are covered by the
+	 * degraded-write log from this stripe on (set at the first resume,
+	 * U64_MAX: nowhere): below it they need every member's data to
+	 * resync, and until then no chunk there is rebuilt from parity.
+	 */
+	u64 log_cover;
 	atomic_t read_errors[RS_MAX_DEVS];	/* corrected read errors, per member */
 	struct rs_meta *meta;
 	struct rs_activation *act;	/* the table's view, until the first resume */

@@ -111,7 +111,7 @@ static void t_sb_random(struct rnd_state *r, struct rs_sb *sb, unsigned int n)
 	sb->stripes = t_u64(r) >> (prandom_u32_state(r) % 64);
 	sb->resync_cp = prandom_u32_state(r) % 2 ? sb->stripes : t_upto(r, sb->stripes);
 	sb->role = prandom_u32_state(r) % sb->n;
-	sb->flags = prandom_u32_state(r) % 2 ? RS_SBF_CLEAN : 0;
+	sb->flags = prandom_u32_state(r) & RS_SBF_KNOWN;
 	sb->ctime = t_u64(r);
 	for (i = 0; i < RS_MAX_DEVS; i++) {
 		if (i >= sb->n) {
@@ -337,8 +337,8 @@ enum t_edit {
 	E_NONE, E_VERSION0, E_VERSION2, E_N0, E_N2, E_N32, E_N33, E_ROLE_N, E_ROLE_LAST,
 	E_ROLE_HUGE, E_CHUNK0, E_CHUNK24, E_CHUNK_MAX, E_CHUNK_BELOW, E_CHUNK_ABOVE,
 	E_RESYNC_OVER, E_RESYNC_0, E_EVENTS0,
-	E_EVENTS1, E_EVENTS_MAX, E_FLAGS_CLEAN, E_FLAGS1, E_FLAGS31, E_STATE_AT_N,
-	E_STATE_AT_31, E_CP_AT_N, E_NONE_AT_LAST, E_NONE_AT_0, E_STATE_NR, E_STATE_FF,
+	E_EVENTS1, E_EVENTS_MAX, E_FLAGS_CLEAN, E_FLAGS_UNCOVERED, E_FLAGS2, E_FLAGS31,
+	E_STATE_AT_N, E_STATE_AT_31, E_CP_AT_N, E_NONE_AT_LAST, E_NONE_AT_0, E_STATE_NR, E_STATE_FF,
 	E_RB_CP_OVER, E_RB_CP_HUGE, E_RB_CP_END, E_FAILED_CP_HUGE,
 };
 
@@ -368,7 +368,8 @@ static const struct {
 	{ E_EVENTS1, "events 1", RS_SBR_VALID },
 	{ E_EVENTS_MAX, "events U64_MAX", RS_SBR_VALID },
 	{ E_FLAGS_CLEAN, "flags clean", RS_SBR_VALID },
-	{ E_FLAGS1, "flags bit 1", RS_SBR_CORRUPT },
+	{ E_FLAGS_UNCOVERED, "flags clean and uncovered", RS_SBR_VALID },
+	{ E_FLAGS2, "flags bit 2", RS_SBR_CORRUPT },
 	{ E_FLAGS31, "flags bit 31", RS_SBR_CORRUPT },
 	{ E_STATE_AT_N, "a member state at n", RS_SBR_CORRUPT },
 	{ E_STATE_AT_31, "a member state at 31", RS_SBR_CORRUPT },
@@ -452,8 +453,11 @@ static void t_edit(struct rs_sb_disk *d, enum t_edit e)
 	case E_FLAGS_CLEAN:
 		d->flags = cpu_to_le32(RS_SBF_CLEAN);
 		break;
-	case E_FLAGS1:
-		d->flags = cpu_to_le32(BIT(1));
+	case E_FLAGS_UNCOVERED:
+		d->flags = cpu_to_le32(RS_SBF_CLEAN | RS_SBF_UNCOVERED);
+		break;
+	case E_FLAGS2:
+		d->flags = cpu_to_le32(BIT(2));
 		break;
 	case E_FLAGS31:
 		d->flags = cpu_to_le32(BIT(31) | RS_SBF_CLEAN);
@@ -1256,6 +1260,65 @@ static void rs_sb_test_rebuild_resume(struct kunit *test)
 	T_STATES(test, v, "ARAA");
 }
 
+/*
+ * log_cover (1.11.4): from which stripe the degraded-write log holds every
+ * update since the newest superblock, taken from its member states before
+ * the activation changes them; nowhere with RS_SBF_UNCOVERED.
+ */
+static void rs_sb_test_log_cover(struct kunit *test)
+{
+	struct t_vol *v = t_vol(test, T_N);
+
+	/* Healthy at the cut: nothing covered, whatever is out now. */
+	t_members(test, v, T_E);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.log_cover, U64_MAX);
+	v->a.slot[1].missing = true;
+	t_assemble(v);
+	T_OK(test, v);
+	T_STATES(test, v, "AFAA");
+	KUNIT_EXPECT_EQ(test, v->out.log_cover, U64_MAX);
+	v->a.slot[1].missing = false;
+	v->a.slot[1].rebuild = true;
+	t_blank(test, v, 1);
+	t_assemble(v);
+	T_OK(test, v);
+	T_STATES(test, v, "ARAA");
+	KUNIT_EXPECT_EQ(test, v->out.log_cover, U64_MAX);
+	v->a.slot[1].rebuild = false;
+
+	/* A member failed in it: every update was logged. */
+	v->sb.state[2] = RS_MS_FAILED;
+	t_members(test, v, T_E);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.log_cover, 0ULL);
+
+	/* Rebuilding in it: the updates above its checkpoint. */
+	v->sb.state[2] = RS_MS_REBUILDING;
+	v->sb.cp[2] = 300;
+	t_members(test, v, T_E);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.log_cover, 300ULL);
+	v->a.slot[2].missing = true;
+	t_assemble(v);
+	T_OK(test, v);
+	T_STATES(test, v, "AAFA");
+	KUNIT_EXPECT_EQ(test, v->out.log_cover, 300ULL);
+	v->a.slot[2].missing = false;
+
+	/* Regions an earlier cut left uncovered stay so, whatever the states. */
+	v->sb.state[2] = RS_MS_FAILED;
+	v->sb.flags = RS_SBF_UNCOVERED;
+	t_members(test, v, T_E);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.log_cover, U64_MAX);
+	KUNIT_EXPECT_EQ(test, v->out.sb.flags, (u32)RS_SBF_UNCOVERED);
+}
+
 /* No rebuild while the initial resync has not made the parity. */
 static void rs_sb_test_rebuild_during_resync(struct kunit *test)
 {
@@ -1351,6 +1414,7 @@ static struct kunit_case rs_sb_cases[] = {
 	KUNIT_CASE(rs_sb_test_rebuild_blank),
 	KUNIT_CASE(rs_sb_test_blank_member),
 	KUNIT_CASE(rs_sb_test_rebuild_resume),
+	KUNIT_CASE(rs_sb_test_log_cover),
 	KUNIT_CASE(rs_sb_test_rebuild_during_resync),
 	KUNIT_CASE(rs_sb_test_failed_and_rebuilding),
 	KUNIT_CASE(rs_sb_test_names),

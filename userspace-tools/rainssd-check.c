@@ -54,7 +54,7 @@
 #define SB_SIZE			4096
 #define SB_CSUM			12			/* offset of the crc32c field */
 #define SB_MEMBERS		136			/* offset of the member table */
-#define SBF_KNOWN		1U
+#define SBF_KNOWN		3U	/* clean, uncovered (1.11.4) */
 enum { MS_NONE, MS_IN_SYNC, MS_FAILED, MS_REBUILDING, NR_MSTATES };
 
 /* The RAID1 tier (dm-rainssd/rainssd-tier.h). */

@@ -136,6 +136,11 @@ class Decode(unittest.TestCase):
         status, sb, _ = admin.decode_sb(encode_sb(flags=0))
         self.assertEqual((status, sb["clean"], sb["flag_names"]), ("valid", False, []))
 
+    def test_uncovered(self):
+        # 1.11.4: dirty regions no degraded-log record covers
+        status, sb, _ = admin.decode_sb(encode_sb(flags=2))
+        self.assertEqual((status, sb["clean"], sb["flag_names"]), ("valid", False, ["uncovered"]))
+
     def test_blank(self):
         self.assertEqual(admin.decode_sb(bytes(4096))[:2], ("blank", None))
         self.assertEqual(admin.decode_sb(encode_sb(magic=MAGIC ^ 1))[0], "blank")
@@ -164,7 +169,7 @@ class Decode(unittest.TestCase):
             "chunk not a power of two": dict(chunk=96),
             "resync beyond the volume": dict(resync_cp=65),
             "events 0": dict(events=0),
-            "unknown flag": dict(flags=2),
+            "unknown flag": dict(flags=4),
             "state none inside n": dict(states=[1, 0, 1, 1]),
             "last state none": dict(states=[1, 1, 1, 0]),
             "state unknown": dict(states=[1, 4, 1, 1]),
@@ -324,7 +329,7 @@ class KernelCodec(unittest.TestCase):
         b[1000] ^= 1
         self.assertEqual(self.kdecode(bytes(b))[0], "corrupt")
         self.assertEqual(admin.decode_sb(bytes(b))[0], "corrupt")
-        for kw in (dict(version=2), dict(role=4), dict(chunk=96), dict(events=0), dict(flags=2),
+        for kw in (dict(version=2), dict(role=4), dict(chunk=96), dict(events=0), dict(flags=4),
                    dict(states=[1, 0, 1, 1])):
             self.assertEqual(self.kdecode(encode_sb(**kw))[0], "corrupt", kw)
             self.assertEqual(admin.decode_sb(encode_sb(**kw))[0], "corrupt", kw)
