@@ -26,6 +26,23 @@ t_channels() {
 	[ ${#T_DEVS[@]} -gt 0 ] || fail "no channels created"
 }
 
+# t_linear_members <prefix> <N>: N zeroed channels (64 MiB, 300 us, QD 8),
+# each behind a dm-linear member /dev/mapper/<prefix><i> (any old ones of
+# that name removed first), in T_DEVS; SZ their size in sectors. The power
+# cut cases freeze and reload these.
+t_linear_members() {
+	local p=$1 n=$2 i
+	for i in $(seq 0 $((n - 1))); do dmsetup remove --retry "$p$i" >/dev/null 2>&1 || true; done
+	"$CHANNELS" destroy >/dev/null 2>&1 || true
+	t_channels "$n" --size-mb 64 --lat-us 300 --qd 8
+	SZ=$(blockdev --getsz /dev/rsch0)
+	T_DEVS=()
+	for i in $(seq 0 $((n - 1))); do
+		echo "0 $SZ linear /dev/rsch$i 0" | dmsetup create "$p$i" || fail "dm-linear member $i"
+		T_DEVS+=("/dev/mapper/$p$i")
+	done
+}
+
 # The largest volume length for chunk $1 over T_DEVS.
 t_usable() {
 	local chunk=$1 n=${#T_DEVS[@]} sz

@@ -111,15 +111,7 @@ fresh_members() {
 		done
 		[ -z "$reuse" ] || return 0
 	fi
-	for i in $(seq 0 $((N - 1))); do dmsetup remove --retry rspc$i >/dev/null 2>&1 || true; done
-	"$CHANNELS" destroy >/dev/null 2>&1 || true
-	t_channels $N --size-mb 64 --lat-us 300 --qd 8
-	SZ=$(blockdev --getsz /dev/rsch0)
-	for i in $(seq 0 $((N - 1))); do
-		echo "0 $SZ linear /dev/rsch$i 0" | dmsetup create rspc$i || fail "dm-linear member $i"
-	done
-	T_DEVS=()
-	for i in $(seq 0 $((N - 1))); do T_DEVS+=(/dev/mapper/rspc$i); done
+	t_linear_members rspc $N
 	T_CHUNK=$CHUNK
 	T_LEN=$(( (SZ - 32768 - TIER) / CHUNK * CHUNK * (N - 1) ))
 }

@@ -41,17 +41,8 @@ STRIPES=$(( (BLOCKS * 8 + CHUNK * (N - 1) - 1) / (CHUNK * (N - 1)) ))
 note "seed $SEED; $CUTS cut points per mode"
 
 members() {	# four zeroed channels behind dm-linear members rsdd0-3
-	local i
 	dmsetup remove --retry $VOL >/dev/null 2>&1
-	for i in $(seq 0 $((N - 1))); do dmsetup remove --retry rsdd$i >/dev/null 2>&1; done
-	"$CHANNELS" destroy >/dev/null 2>&1
-	t_channels $N --size-mb 64 --lat-us 300 --qd 8
-	SZ=$(blockdev --getsz /dev/rsch0)
-	for i in $(seq 0 $((N - 1))); do
-		echo "0 $SZ linear /dev/rsch$i 0" | dmsetup create rsdd$i || fail "dm-linear member $i"
-	done
-	T_DEVS=()
-	for i in $(seq 0 $((N - 1))); do T_DEVS+=(/dev/mapper/rsdd$i); done
+	t_linear_members rsdd $N
 	LEN=$(( (SZ - 32768) / CHUNK * CHUNK * (N - 1) ))
 }
 
