@@ -25,6 +25,7 @@ static const char * const rs_fault_names[RS_NR_FAULTS] = {
 static struct dentry *rs_debugfs_dir;
 static u32 rs_delay_ms = 100;
 static bool rs_skip_resync;
+static bool rs_hold_commits;
 static bool rs_poison;
 
 void rs_fault_init(void)
@@ -36,6 +37,7 @@ void rs_fault_init(void)
 		fault_create_debugfs_attr(rs_fault_names[i], rs_debugfs_dir, &rs_faults[i]);
 	debugfs_create_u32("delay_preread_ms", 0600, rs_debugfs_dir, &rs_delay_ms);
 	debugfs_create_bool("skip_unclean_resync", 0600, rs_debugfs_dir, &rs_skip_resync);
+	debugfs_create_bool("hold_sync_commits", 0600, rs_debugfs_dir, &rs_hold_commits);
 	debugfs_create_bool("poison_buffers", 0600, rs_debugfs_dir, &rs_poison);
 }
 
@@ -58,6 +60,11 @@ void rs_fault_delay(enum rs_fault f)
 bool rs_fault_skip_resync(void)
 {
 	return READ_ONCE(rs_skip_resync);
+}
+
+bool rs_fault_hold_sync_commits(void)
+{
+	return READ_ONCE(rs_hold_commits);
 }
 
 void rs_fault_poison_pages(struct page **pages, unsigned int nr)
@@ -88,6 +95,11 @@ void rs_fault_delay(enum rs_fault f)
 }
 
 bool rs_fault_skip_resync(void)
+{
+	return false;
+}
+
+bool rs_fault_hold_sync_commits(void)
 {
 	return false;
 }

@@ -21,7 +21,12 @@
  *                    a byte an operation uses without reading or copying
  *                    it in shows up as made-up data, not as the zero or
  *                    the earlier operation's byte that happens to be
- *                    right. tests/run-in-vm.sh turns it on for every case.
+ *                    right. tests/run-in-vm.sh turns it on for every case;
+ *   hold_sync_commits (a debugfs bool): a rebuild or resync does not
+ *                    commit its checkpoint every 2 s (only at its end, or
+ *                    when something else commits), so that a test can cut
+ *                    power with the checkpoint in memory far ahead of the
+ *                    one on disk.
  *
  * rs_fault() and rs_fault_poison_pages() never sleep and may be called in
  * any context; rs_fault_delay()
@@ -50,6 +55,7 @@ void rs_fault_exit(void);
 bool rs_fault(enum rs_fault f);
 void rs_fault_delay(enum rs_fault f);
 bool rs_fault_skip_resync(void);
+bool rs_fault_hold_sync_commits(void);
 void rs_fault_poison_pages(struct page **pages, unsigned int nr);
 
 #endif

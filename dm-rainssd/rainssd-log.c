@@ -550,10 +550,14 @@ static int rs_log_apply(struct rs_log *log, struct dm_io_client *io, unsigned in
 
 /*
  * After an unclean shutdown with a member failed: replay, from every live
- * member's ring, the newest record of each stripe that carries @nonce.
- * Sleeps (first resume, nothing in flight).
+ * member's ring, the newest record of each stripe from @from on that
+ * carries @nonce. Below @from (a rebuild's checkpoint in the superblocks)
+ * the rebuilt member's data is good and updates are not logged, so a
+ * record there was written before the rebuild passed its stripe and may be
+ * older than an update that came after (its bitmap region is resynced
+ * instead). Sleeps (first resume, nothing in flight).
  */
-int rs_log_replay(struct rs_log *log, u64 nonce, unsigned int *replayed)
+int rs_log_replay(struct rs_log *log, u64 nonce, u64 from, unsigned int *replayed)
 {
 	struct rainssd *rs = log->rs;
 	unsigned int chunk_bytes = rs->geom.chunk << SECTOR_SHIFT;
@@ -599,6 +603,8 @@ int rs_log_replay(struct rs_log *log, u64 nonce, unsigned int *replayed)
 				r = -EINVAL;
 				break;
 			}
+			if (le64_to_cpu(d->stripe) < from)
+				continue;
 			r = rs_log_apply(log, io, m, d, (const u8 *)rs_log_at(ring, b + 1), buf,
 					 cur);
 			if (r)

@@ -45,7 +45,7 @@ struct rs_log_update {
 
 int rs_log_create(struct rainssd *rs, struct rs_log **out);
 void rs_log_destroy(struct rs_log *log);
-int rs_log_replay(struct rs_log *log, u64 nonce, unsigned int *replayed);
+int rs_log_replay(struct rs_log *log, u64 nonce, u64 from, unsigned int *replayed);
 
 bool rs_log_write(struct rs_log *log, struct rs_op *op, unsigned int nr,
 		  void (*fill)(struct rs_op *op, unsigned int k, struct rs_log_update *u),

@@ -278,6 +278,10 @@ static int rs_meta_commit(struct rs_meta *m)
 			}
 		}
 		rs_meta_publish(m);
+		/* What the superblocks now vouch for, below a rebuild's checkpoint. */
+		for (i = 0; i < sb.n; i++)
+			if (sb.state[i] == RS_MS_REBUILDING)
+				WRITE_ONCE(m->rs->rebuild_cp_durable, sb.cp[i]);
 		m->committed_gen = gen;
 		m->activated = true;
 		rs_meta_wake(m, &ready);
@@ -342,6 +346,41 @@ bool rs_meta_wait_committed(struct rs_meta *m, struct rs_op *op, rs_op_fn fn)
 		spin_unlock_irqrestore(&m->lock, flags);
 		return true;
 	}
+	op->token = m->state_gen;
+	op->run = fn;
+	list_add_tail(&op->wait, &m->waiters);
+	spin_unlock_irqrestore(&m->lock, flags);
+	queue_work(m->wq, &m->commit_work);
+	return false;
+}
+
+/*
+ * Whether the superblocks on disk say the rebuilding member's chunks of
+ * stripes [@first, @last] are good where the rebuild has passed them in
+ * memory; otherwise queue
+ * @op to run @fn once a commit of the checkpoint now in memory is done,
+ * and return false. An update of a stripe the rebuild passed since the last
+ * commit writes the rebuilt member and is not logged; a power cut before
+ * the commit would resume the rebuild below it and rebuild that chunk from
+ * a parity no log record makes right (a torn update), or replay a record
+ * written before the rebuild passed over an update that came after. Never
+ * sleeps.
+ */
+bool rs_meta_wait_rebuild_cp(struct rs_meta *m, struct rs_op *op, rs_op_fn fn, u64 first,
+			     u64 last)
+{
+	struct rainssd *rs = m->rs;
+	unsigned long flags;
+
+	if (READ_ONCE(rs->rebuild_member) == RS_NO_MEMBER || first >= READ_ONCE(rs->rebuild_cp) ||
+	    last < READ_ONCE(rs->rebuild_cp_durable))
+		return true;
+	spin_lock_irqsave(&m->lock, flags);
+	if (m->broken) {
+		spin_unlock_irqrestore(&m->lock, flags);
+		return true;
+	}
+	m->state_gen++;		/* the next commit writes the checkpoint */
 	op->token = m->state_gen;
 	op->run = fn;
 	list_add_tail(&op->wait, &m->waiters);
@@ -516,6 +555,7 @@ int rs_meta_prepare(struct rs_meta *m, struct rs_activation *a, struct rs_meta_b
 		boot->fresh = as->fresh;
 		boot->clean = as->fresh || (as->sb.flags & RS_SBF_CLEAN);
 		boot->nonce = as->sb.log_nonce;
+		boot->log_from = as->log_from;
 		boot->log_cover = as->log_cover;
 		for (i = 0; i < as->sb.n; i++)
 			boot->degraded |= as->sb.state[i] != RS_MS_IN_SYNC;
@@ -528,6 +568,9 @@ int rs_meta_prepare(struct rs_meta *m, struct rs_activation *a, struct rs_meta_b
 		if (!m->sb.region_stripes)
 			m->sb.region_stripes = a->region_stripes;
 		rs_meta_publish(m);
+		for (i = 0; i < m->sb.n; i++)
+			if (m->sb.state[i] == RS_MS_REBUILDING)
+				WRITE_ONCE(m->rs->rebuild_cp_durable, m->sb.cp[i]);
 		spin_unlock_irqrestore(&m->lock, flags);
 		rs_meta_log(m->rs, as);
 	}

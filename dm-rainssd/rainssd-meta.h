@@ -41,7 +41,8 @@ struct rs_meta_boot {
 	bool clean;		/* shut down cleanly (or new) */
 	bool degraded;		/* a member failed, missing or being rebuilt */
 	u64 nonce;		/* the log nonce of that state */
-	u64 log_cover;		/* the log holds every update from this stripe on */
+	u64 log_from;		/* the log holds every update from this stripe on */
+	u64 log_cover;		/* ... and the dirty regions from there on are its */
 };
 
 int rs_meta_prepare(struct rs_meta *m, struct rs_activation *a, struct rs_meta_boot *boot);
@@ -55,6 +56,8 @@ int rs_meta_commit_sync(struct rs_meta *m);
 
 bool rs_meta_member_failed(struct rs_meta *m, unsigned int idx);
 bool rs_meta_wait_committed(struct rs_meta *m, struct rs_op *op, rs_op_fn fn);
+bool rs_meta_wait_rebuild_cp(struct rs_meta *m, struct rs_op *op, rs_op_fn fn, u64 first,
+			     u64 last);
 void rs_meta_set_rebuild_cp(struct rs_meta *m, u64 cp, bool done);
 void rs_meta_set_resync_cp(struct rs_meta *m, u64 cp);
 void rs_meta_request_commit(struct rs_meta *m);

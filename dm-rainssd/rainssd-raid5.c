@@ -1050,7 +1050,9 @@ static void rs_r5_logged(struct rs_op *op)
 /*
  * Between compute and write, each step at most once (an operation that
  * waits comes back here): the failed members' state on disk before an
- * update that leaves one out; the bitmap's bits of its regions on disk;
+ * update that leaves one out, and a rebuild's checkpoint on disk past the
+ * stripes it has passed in memory (1.11.4: rs_meta_wait_rebuild_cp()); the
+ * bitmap's bits of its regions on disk;
  * the degraded-log records of its stripes whose parity could not be remade
  * from the data after a crash; then the writes.
  */
@@ -1066,6 +1068,9 @@ static void rs_r5_gate(struct rs_op *op)
 			if (rs_r5_dead_of(r5, i))
 				break;
 		if (i < op->nr && !rs_meta_wait_committed(rs->meta, op, rs_r5_gate))
+			return;
+		if (!rs_meta_wait_rebuild_cp(rs->meta, op, rs_r5_gate, op->stripe,
+					     op->stripe + op->nr - 1))
 			return;
 		r5->gate = RS_R5_GATE_BITMAP;
 		fallthrough;

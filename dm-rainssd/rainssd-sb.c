@@ -334,13 +334,14 @@ void rs_assemble(const struct rs_activation *a, struct rs_assembly *out)
 
 	*sb = *newest;
 	/* Before the activation's own changes: what the log was kept for. */
-	out->log_cover = U64_MAX;
-	for (i = 0; i < newest->n && !(newest->flags & RS_SBF_UNCOVERED); i++) {
+	out->log_from = U64_MAX;
+	for (i = 0; i < newest->n; i++) {
 		if (newest->state[i] == RS_MS_FAILED)
-			out->log_cover = 0;
+			out->log_from = 0;
 		else if (newest->state[i] == RS_MS_REBUILDING)
-			out->log_cover = min(out->log_cover, newest->cp[i]);
+			out->log_from = min(out->log_from, newest->cp[i]);
 	}
+	out->log_cover = newest->flags & RS_SBF_UNCOVERED ? U64_MAX : out->log_from;
 	for (i = 0; i < a->n; i++) {
 		const struct rs_slot *sl = &a->slot[i];
 		bool stale = false;

@@ -147,9 +147,11 @@ struct rs_assembly {
 	 * From which stripe on the degraded-write log holds every update
 	 * since the newest superblock was written (if it was not written
 	 * clean): 0 with a member failed in it, a rebuilding member's
-	 * checkpoint, U64_MAX when no member was out (or RS_SBF_UNCOVERED).
+	 * checkpoint, U64_MAX when no member was out; log_cover the same,
+	 * but U64_MAX with RS_SBF_UNCOVERED (older dirty regions no record
+	 * covers).
 	 */
-	u64 log_cover;
+	u64 log_from, log_cover;
 };
 
 void rs_assemble(const struct rs_activation *a, struct rs_assembly *out);

@@ -9,6 +9,7 @@
 
 #include "rainssd.h"
 #include "rainssd-bitmap.h"
+#include "rainssd-fault.h"
 #include "rainssd-meta.h"
 #include "rainssd-raid5.h"
 #include "rainssd-sync.h"
@@ -298,7 +299,7 @@ static void rs_sync_done(void *ctx, blk_status_t status, u64 mismatches)
 		rs_meta_set_resync_cp(rs->meta, cp);
 	}
 	s->rate.win_sectors += (u64)s->nr * rs->geom.chunk;
-	if (end || now - s->last_commit > RS_SYNC_COMMIT_NS) {
+	if (end || (now - s->last_commit > RS_SYNC_COMMIT_NS && !rs_fault_hold_sync_commits())) {
 		s->last_commit = now;
 		rs_meta_request_commit(rs->meta);
 		if (end)

@@ -786,7 +786,7 @@ static int rs_first_resume(struct rainssd *rs)
 		unclean = false;
 	}
 	if (unclean && boot.degraded) {
-		r = rs_log_replay(rs->log, boot.nonce, &replayed);
+		r = rs_log_replay(rs->log, boot.nonce, boot.log_from, &replayed);
 		if (r) {
 			DMERR("unclean shutdown while degraded: log replay failed (%d)", r);
 			return r;

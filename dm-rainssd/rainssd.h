@@ -171,6 +171,7 @@ struct rainssd {
 	unsigned long dead_mask;	/* bit m: member m is failed or missing */
 	unsigned int rebuild_member;	/* being rebuilt, or RS_NO_MEMBER */
 	u64 rebuild_cp;			/* its stripes below this are good */
+	u64 rebuild_cp_durable;		/* ... as the superblocks on disk say */
 	u64 resync_cp;			/* stripes below this have parity made from data */
 	/*
 	 * The regions an unclean shutdown left dirty are covered by the

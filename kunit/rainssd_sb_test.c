@@ -1309,13 +1309,19 @@ static void rs_sb_test_log_cover(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, v->out.log_cover, 300ULL);
 	v->a.slot[2].missing = false;
 
-	/* Regions an earlier cut left uncovered stay so, whatever the states. */
+	KUNIT_EXPECT_EQ(test, v->out.log_from, 300ULL);
+
+	/*
+	 * Regions an earlier cut left uncovered stay so, whatever the states;
+	 * the records are replayed as the states say.
+	 */
 	v->sb.state[2] = RS_MS_FAILED;
 	v->sb.flags = RS_SBF_UNCOVERED;
 	t_members(test, v, T_E);
 	t_assemble(v);
 	T_OK(test, v);
 	KUNIT_EXPECT_EQ(test, v->out.log_cover, U64_MAX);
+	KUNIT_EXPECT_EQ(test, v->out.log_from, 0ULL);
 	KUNIT_EXPECT_EQ(test, v->out.sb.flags, (u32)RS_SBF_UNCOVERED);
 }
 
