@@ -26,6 +26,7 @@ static struct dentry *rs_debugfs_dir;
 static u32 rs_delay_ms = 100;
 static bool rs_skip_resync;
 static bool rs_hold_commits;
+static bool rs_hold_meta;
 static bool rs_poison;
 
 void rs_fault_init(void)
@@ -38,6 +39,7 @@ void rs_fault_init(void)
 	debugfs_create_u32("delay_preread_ms", 0600, rs_debugfs_dir, &rs_delay_ms);
 	debugfs_create_bool("skip_unclean_resync", 0600, rs_debugfs_dir, &rs_skip_resync);
 	debugfs_create_bool("hold_sync_commits", 0600, rs_debugfs_dir, &rs_hold_commits);
+	debugfs_create_bool("hold_meta_commits", 0600, rs_debugfs_dir, &rs_hold_meta);
 	debugfs_create_bool("poison_buffers", 0600, rs_debugfs_dir, &rs_poison);
 }
 
@@ -65,6 +67,11 @@ bool rs_fault_skip_resync(void)
 bool rs_fault_hold_sync_commits(void)
 {
 	return READ_ONCE(rs_hold_commits);
+}
+
+bool rs_fault_hold_meta_commits(void)
+{
+	return READ_ONCE(rs_hold_meta);
 }
 
 void rs_fault_poison_pages(struct page **pages, unsigned int nr)
@@ -100,6 +107,11 @@ bool rs_fault_skip_resync(void)
 }
 
 bool rs_fault_hold_sync_commits(void)
+{
+	return false;
+}
+
+bool rs_fault_hold_meta_commits(void)
 {
 	return false;
 }

@@ -26,7 +26,10 @@
  *                    commit its checkpoint every 2 s (only at its end, or
  *                    when something else commits), so that a test can cut
  *                    power with the checkpoint in memory far ahead of the
- *                    one on disk.
+ *                    one on disk;
+ *   hold_meta_commits (a debugfs bool): the superblock commits of a
+ *                    resumed volume wait while it is set, so that a test
+ *                    can see what waits for one.
  *
  * rs_fault() and rs_fault_poison_pages() never sleep and may be called in
  * any context; rs_fault_delay()
@@ -56,6 +59,7 @@ bool rs_fault(enum rs_fault f);
 void rs_fault_delay(enum rs_fault f);
 bool rs_fault_skip_resync(void);
 bool rs_fault_hold_sync_commits(void);
+bool rs_fault_hold_meta_commits(void);
 void rs_fault_poison_pages(struct page **pages, unsigned int nr);
 
 #endif

@@ -2,6 +2,7 @@
 /*
  * dm-rainssd member state and its superblocks (see rainssd-meta.h).
  */
+#include <linux/delay.h>
 #include <linux/dm-io.h>
 #include <linux/ioprio.h>
 #include <linux/ktime.h>
@@ -10,6 +11,7 @@
 #include <linux/timekeeping.h>
 
 #include "rainssd.h"
+#include "rainssd-fault.h"
 #include "rainssd-meta.h"
 
 struct rs_meta {
@@ -30,6 +32,7 @@ struct rs_meta {
 	u64 state_gen;			/* every change adds one */
 	u64 committed_gen;		/* the state_gen the last finished commit wrote */
 	struct list_head waiters;	/* operations waiting for a commit */
+	struct bio_list flushes;	/* flushes that saw a member fail, waiting too */
 	bool activated;			/* the first resume wrote the superblocks */
 	bool broken;			/* no member took a commit: the volume is dead */
 	u8 fresh_uuid[16];		/* a new volume's, chosen once */
@@ -212,6 +215,24 @@ static void rs_meta_wake(struct rs_meta *m, struct list_head *ready)
 			list_move_tail(&op->wait, ready);
 }
 
+/* The flushes waiting for what is now committed (all: @all). Lock held. */
+static void rs_meta_flushes_done(struct rs_meta *m, struct bio_list *done, bool all)
+{
+	struct bio *bio;
+
+	while ((bio = bio_list_peek(&m->flushes)) &&
+	       (all || rs_bio(bio)->t_map <= m->committed_gen))
+		bio_list_add(done, bio_list_pop(&m->flushes));
+}
+
+static void rs_meta_end_flushes(struct bio_list *done)
+{
+	struct bio *bio;
+
+	while ((bio = bio_list_pop(done)))
+		bio_endio(bio);
+}
+
 static void rs_meta_run_ready(struct list_head *ready)
 {
 	struct rs_op *op, *tmp;
@@ -225,6 +246,7 @@ static void rs_meta_run_ready(struct list_head *ready)
 /* Commit until what is written is the latest state. Process context; sleeps. */
 static int rs_meta_commit(struct rs_meta *m)
 {
+	struct bio_list done = BIO_EMPTY_LIST;
 	unsigned long failed, flags;
 	unsigned int i, live;
 	LIST_HEAD(ready);
@@ -232,6 +254,8 @@ static int rs_meta_commit(struct rs_meta *m)
 	u64 gen;
 
 	for (;;) {
+		while (m->activated && rs_fault_hold_meta_commits())
+			msleep(20);
 		spin_lock_irqsave(&m->lock, flags);
 		if (m->broken) {
 			spin_unlock_irqrestore(&m->lock, flags);
@@ -266,8 +290,10 @@ static int rs_meta_commit(struct rs_meta *m)
 			rs_meta_publish(m);
 			m->committed_gen = m->state_gen;
 			list_splice_tail_init(&m->waiters, &ready);
+			rs_meta_flushes_done(m, &done, true);
 			spin_unlock_irqrestore(&m->lock, flags);
 			rs_meta_run_ready(&ready);
+			rs_meta_end_flushes(&done);
 			DMERR("no member took the superblock: the volume is failed");
 			return -EIO;
 		}
@@ -285,8 +311,10 @@ static int rs_meta_commit(struct rs_meta *m)
 		m->committed_gen = gen;
 		m->activated = true;
 		rs_meta_wake(m, &ready);
+		rs_meta_flushes_done(m, &done, false);
 		spin_unlock_irqrestore(&m->lock, flags);
 		rs_meta_run_ready(&ready);
+		rs_meta_end_flushes(&done);
 	}
 }
 
@@ -331,6 +359,35 @@ bool rs_meta_member_failed(struct rs_meta *m, unsigned int idx)
 	if (first && m->activated)
 		queue_work(m->wq, &m->commit_work);
 	return first;
+}
+
+/*
+ * End @bio, a member's flush (its clone) that failed that member, once the
+ * failure is on disk: until then a power cut would bring the member back in
+ * sync with the writes its cache lost, though the flush had completed. Any
+ * context.
+ */
+void rs_meta_end_after_commit(struct rs_meta *m, struct bio *bio)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&m->lock, flags);
+	if (m->committed_gen == m->state_gen || m->broken) {
+		spin_unlock_irqrestore(&m->lock, flags);
+		bio_endio(bio);
+		return;
+	}
+	rs_bio(bio)->t_map = m->state_gen;
+	bio_list_add(&m->flushes, bio);
+	spin_unlock_irqrestore(&m->lock, flags);
+	queue_work(m->wq, &m->commit_work);
+}
+
+/* Commit every state change so far, if any, and wait for it. Sleeps. */
+void rs_meta_commit_wait(struct rs_meta *m)
+{
+	queue_work(m->wq, &m->commit_work);
+	flush_work(&m->commit_work);
 }
 
 /*
@@ -463,6 +520,7 @@ int rs_meta_create(struct rainssd *rs, const struct rs_assembly *as, struct rs_m
 	m->rs = rs;
 	spin_lock_init(&m->lock);
 	INIT_LIST_HEAD(&m->waiters);
+	bio_list_init(&m->flushes);
 	INIT_WORK(&m->commit_work, rs_meta_commit_work);
 	init_completion(&m->written);
 	generate_random_uuid(m->fresh_uuid);

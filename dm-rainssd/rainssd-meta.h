@@ -56,6 +56,8 @@ int rs_meta_commit_sync(struct rs_meta *m);
 
 bool rs_meta_member_failed(struct rs_meta *m, unsigned int idx);
 bool rs_meta_wait_committed(struct rs_meta *m, struct rs_op *op, rs_op_fn fn);
+void rs_meta_end_after_commit(struct rs_meta *m, struct bio *bio);
+void rs_meta_commit_wait(struct rs_meta *m);
 bool rs_meta_wait_rebuild_cp(struct rs_meta *m, struct rs_op *op, rs_op_fn fn, u64 first,
 			     u64 last);
 void rs_meta_set_rebuild_cp(struct rs_meta *m, u64 cp, bool done);

@@ -659,8 +659,8 @@ static int rs_map_bio(struct dm_target *ti, struct bio *bio)
  * A direct read that failed is served again by rebuilding it from the other
  * members, and the rebuilt data is written back to the member (a corrected
  * read error; past max_corr_read_errors the member is failed instead). A
- * failed flush fails its member. May run in interrupt context: the
- * rebuilt read is deferred to the workqueue.
+ * failed flush fails its member, and completes once that is committed. May
+ * run in interrupt context: the rebuilt read is deferred to the workqueue.
  */
 static int rs_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 {
@@ -689,9 +689,12 @@ static int rs_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 		    rb->kind == RS_BIO_FLUSH ? "flush" : "read", blk_status_to_errno(*error));
 	if (rb->kind == RS_BIO_FLUSH) {
 		rs_member_failed(rs, rb->member, "flush error");
-		if (rs_dead_count(rs) <= 1)
-			*error = BLK_STS_OK;
-		return DM_ENDIO_DONE;
+		if (rs_dead_count(rs) > 1)
+			return DM_ENDIO_DONE;
+		/* Done once the superblocks say the member failed (1.11.4). */
+		bio->bi_status = BLK_STS_OK;
+		rs_meta_end_after_commit(rs->meta, bio);
+		return DM_ENDIO_INCOMPLETE;
 	}
 	bad = rs_read_error(rs, rb->member) ? 0 : BIT(rb->member);
 	if (rs_dead_count(rs) > 1)

@@ -25,6 +25,7 @@
 #include <linux/wait.h>
 
 #include "rainssd.h"
+#include "rainssd-meta.h"
 #include "rainssd-tiermap.h"
 
 /* The per-stripe word. */
@@ -599,6 +600,13 @@ static void rs_tier_commit(struct rs_tier *tr)
 
 	for_each_set_bit(b, tr->writing, tr->t.blocks)
 		rs_tier_seal(tr, b);
+	/*
+	 * A member failed in memory is left out below: the superblocks say so
+	 * first (1.11.4), or a cut would bring it back in sync with a table
+	 * it never took.
+	 */
+	if (any && READ_ONCE(rs->dead_mask))
+		rs_meta_commit_wait(rs->meta);
 	for (m = 0; m < rs->geom.n; m++)
 		if (rs->dev[m] && !rs_member_dead(rs, m))
 			__set_bit(m, &live);
@@ -632,6 +640,9 @@ static void rs_tier_commit(struct rs_tier *tr)
 		failed |= rs_tier_io_wait(tr);
 		for_each_set_bit(m, &failed, rs->geom.n)
 			rs_member_failed(rs, m, "tier table write error");
+		/* Their failure on disk before what waits for this commit goes on. */
+		if (failed)
+			rs_meta_commit_wait(rs->meta);
 		/* No live member took it, or too few are left to hold the volume. */
 		if ((failed & live) == live || rs_dead_count(rs) > 1)
 			lost = true;

@@ -232,7 +232,8 @@ struct rs_bio {
 	unsigned int member;		/* direct read, flush: the member */
 	/* wide read: the member bios out (@pending), @bad those that failed */
 	struct rs_load_tag tag;		/* direct read: for the load signals */
-	u64 t_map;			/* rebuilt read: when it was mapped, ns */
+	/* a rebuilt read: when it was mapped, ns; a flush that failed its member: its commit */
+	u64 t_map;
 };
 
 #define RS_NO_EPOCH	0xff

@@ -20,13 +20,16 @@
 #                            device (queue/wbt_lat_usec; 0 turns it off;
 #                            default: the kernel's, 2000 on these devices)
 #       --no-memory          do not keep data (default: memory_backed=1)
+#       --cache-mb MB        a volatile write cache of MB on each device
+#                            (null_blk's cache_size: the device takes flushes
+#                            and FUA; default 0, none)
 #   channels.sh destroy [--prefix NAME]   remove them
 #
 # Runs inside the test VM (needs root, null_blk and configfs).
 set -euo pipefail
 
 cfs=/sys/kernel/config
-usage() { sed -n '2,25p' "$0"; }
+usage() { sed -n '2,28p' "$0"; }
 
 setup_configfs() {
 	modprobe configfs 2>/dev/null || true
@@ -36,7 +39,7 @@ setup_configfs() {
 }
 
 cmd=${1:-}; shift || true
-prefix=rsch size=256 bs=512 lat=0 latlist="" qd=64 queue=0 mem=1 n=0 wbt=""
+prefix=rsch size=256 bs=512 lat=0 latlist="" qd=64 queue=0 mem=1 n=0 wbt="" cache=0
 if [ "$cmd" = create ]; then n=${1:?channels: create needs a count}; shift; fi
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -49,6 +52,7 @@ while [ $# -gt 0 ]; do
 	--queue) queue=$2; shift 2 ;;
 	--wbt-lat-us) wbt=$2; shift 2 ;;
 	--no-memory) mem=0; shift ;;
+	--cache-mb) cache=$2; shift 2 ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "channels: unknown option $1" >&2; usage >&2; exit 2 ;;
 	esac
@@ -84,6 +88,7 @@ create)
 		echo "$bs" >"$d/blocksize"
 		echo "$mem" >"$d/memory_backed"
 		echo "$qd" >"$d/hw_queue_depth"
+		[ "$cache" = 0 ] || echo "$cache" >"$d/cache_size"
 		l=${lats[$i]:-$lat}
 		if [ "$l" -gt 0 ]; then
 			echo 2 >"$d/irqmode"

@@ -1,0 +1,127 @@
+#!/bin/bash
+# A member that fails in the middle of a flush, or of the tier's mapping
+# commit, must be failed in the superblocks before that flush completes:
+# otherwise a power cut right after would bring it back in sync with the
+# writes its cache lost, though the user's fsync had returned (1.11.4).
+# Four null_blk channels with a volatile cache (cache_size), each behind a
+# member that is dm-linear and, to fail it, becomes dm-flakey with
+# error_writes (which fails flushes too). The superblock commits are held
+# (debugfs hold_meta_commits) while member 2 fails:
+#  1. an fsync of the volume: its flush to member 2 fails; when the fsync
+#     returns, the superblocks on disk must say member 2 failed (the commits
+#     are let go 3 s after it failed in memory).
+#  2. with a RAID1 tier: 4 KiB O_DIRECT writes until one's copy on member
+#     2 fails it (that write then waits for the commit, as every write that
+#     leaves a failed member out does); then an fsync: its flush waits for
+#     the tier's mapping commit, which must wait for the superblocks.
+# Up to 1.11.3 both fsyncs returned at once (a helper's review found the
+# ordering missing).
+#
+# Environment: PARTS (12: both, default; 1 or 2: that one).
+. "$REPO/tests/lib.sh"
+HOLD=/sys/kernel/debug/rainssd/hold_meta_commits
+[ -w $HOLD ] || fail "no $HOLD (dm-rainssd 1.11.4 with debugfs)"
+trap 'echo 0 >$HOLD 2>/dev/null' EXIT
+CHUNK=16
+N=4
+VOL=rsco
+
+cached_members() {
+	local i
+	t_teardown >/dev/null 2>&1
+	"$CHANNELS" create $N --size-mb 64 --cache-mb 16 >/dev/null || fail "channels with a cache"
+	SZ=$(blockdev --getsz /dev/rsch0)
+	T_DEVS=()
+	for i in $(seq 0 $((N - 1))); do
+		echo "0 $SZ linear /dev/rsch$i 0" | dmsetup create rsco$i || fail "member $i"
+		T_DEVS+=(/dev/mapper/rsco$i)
+	done
+	[ "$(cat /sys/block/"$(basename "$(readlink -f /dev/mapper/rsco0)")"/queue/write_cache)" = \
+		"write back" ] || fail "the members have no volatile cache: the case tests nothing"
+}
+
+# break_member <i>: every write to it, flushes included, fails from now on
+break_member() {
+	dmsetup suspend --noflush rsco$1 &&
+		dmsetup load rsco$1 --table "0 $SZ flakey /dev/rsch$1 0 0 3600 1 error_writes" &&
+		dmsetup resume rsco$1 || fail "member $1 as dm-flakey error_writes"
+}
+
+# fsync_waits <what>: with the commits held, an fsync of the volume; when it
+# returns, the superblocks on member 0 must already say member 2 failed.
+# The commits are let go 3 s after member 2 is failed in memory (an fsync
+# that did not wait for them has returned by then, and is caught by what
+# the superblocks still say).
+fsync_waits() {
+	local f t
+	rm -f /tmp/co.state
+	python3 - "$VOL" >/tmp/co.err 2>&1 <<'PY' &
+import mmap, os, struct, sys
+fd = os.open("/dev/mapper/" + sys.argv[1], os.O_WRONLY)
+os.fsync(fd)
+# At once: member 2's state in the newest superblock copy on member 0
+# (dm-rainssd/rainssd-sb.h: events at 32, the member table at 136).
+m0 = os.open("/dev/mapper/rsco0", os.O_RDONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, 8192)
+os.preadv(m0, [buf], 2048 * 512)
+copies = [bytes(buf[o:o + 4096]) for o in (0, 4096)]
+newest = max((c for c in copies if c[:8] == b"RNSDSSB1"),
+             key=lambda c: struct.unpack_from("<Q", c, 32)[0])
+state = newest[136 + 16 * 2]
+open("/tmp/co.state", "w").write(["none", "in_sync", "failed", "rebuilding"][state] + "\n")
+PY
+	f=$!
+	for t in $(seq 300); do
+		[ "$(t_status_field $VOL 2)" = AADA ] && break
+		sleep 0.2
+	done
+	[ "$(t_status_field $VOL 2)" = AADA ] ||
+		{ echo 0 >$HOLD; fail "$1: member 2 not failed (health $(t_status_field $VOL 2))"; }
+	sleep 3
+	echo 0 >$HOLD
+	wait $f || fail "$1: the fsync or the examine failed: $(cat /tmp/co.err)"
+	[ "$(cat /tmp/co.state)" = failed ] ||
+		fail "$1: the fsync returned while the superblocks said member 2 was $(cat /tmp/co.state)"
+	note "$1: when the fsync returned the superblocks said member 2 failed"
+}
+
+# ---- 1. a member's flush fails ----
+if [ "${PARTS:-12}" != 2 ]; then
+cached_members
+echo "0 $(t_usable $CHUNK) rainssd $CHUNK $N ${T_DEVS[*]} 1 nosync" | dmsetup create $VOL ||
+	fail "create"
+dd if=/dev/urandom of=/dev/mapper/$VOL bs=64k count=16 oflag=direct conv=fsync status=none ||
+	fail "write"
+sleep 6		# the bitmap's bits cleared (2-4 s): the fsync's flush is what member 2 fails
+echo 1 >$HOLD
+break_member 2
+fsync_waits "a flush that failed member 2"
+dmesg | grep -q "member 2 (dm-[0-9]*) failed: flush error" ||
+	fail "member 2 was not failed by the flush: $(dmesg | grep 'member 2' | tail -1)"
+[ "$(t_status_field $VOL 2)" = AADA ] || fail "health $(t_status_field $VOL 2), not AADA"
+dmsetup remove --retry $VOL || fail "remove"
+fi
+[ "${PARTS:-12}" != 1 ] || exit 0
+
+# ---- 2. the tier's commit after a copy failed a member ----
+cached_members
+echo "0 $(( (SZ - 32768 - 16384) / CHUNK * CHUNK * (N - 1) )) rainssd $CHUNK $N ${T_DEVS[*]} 3 nosync tier_size 16384" |
+	dmsetup create $VOL || fail "create with a tier"
+dd if=/dev/urandom of=/dev/mapper/$VOL bs=64k count=16 oflag=direct conv=fsync status=none ||
+	fail "write"
+echo 1 >$HOLD
+break_member 2
+# 4 KiB writes to different stripes: each lands in the tier, its copies on
+# two members; one that picks member 2 fails it (and then waits).
+dd if=/dev/urandom of=/dev/mapper/$VOL bs=4k count=64 seek=1024 oflag=direct status=none &
+w=$!
+for t in $(seq 150); do
+	[ "$(t_status_field $VOL 2)" = AADA ] && break
+	sleep 0.2
+done
+[ "$(t_status_field $VOL 2)" = AADA ] ||
+	{ echo 0 >$HOLD; fail "no tier write picked member 2 (health $(t_status_field $VOL 2))"; }
+fsync_waits "the tier's commit after member 2 failed"
+wait $w || fail "the tier writes failed"
+dmsetup remove --retry $VOL || fail "remove"
+exit 0
