@@ -361,6 +361,18 @@ bool rs_meta_member_failed(struct rs_meta *m, unsigned int idx)
 	return first;
 }
 
+/* Queue @op to run @fn after the commit of the state now; drops the lock. */
+static void rs_meta_queue_op(struct rs_meta *m, struct rs_op *op, rs_op_fn fn,
+			     unsigned long flags)
+	__releases(&m->lock)
+{
+	op->token = m->state_gen;
+	op->run = fn;
+	list_add_tail(&op->wait, &m->waiters);
+	spin_unlock_irqrestore(&m->lock, flags);
+	queue_work(m->wq, &m->commit_work);
+}
+
 /*
  * End @bio, a member's flush (its clone) that failed that member, once the
  * failure is on disk: until then a power cut would bring the member back in
@@ -403,20 +415,15 @@ bool rs_meta_wait_committed(struct rs_meta *m, struct rs_op *op, rs_op_fn fn)
 		spin_unlock_irqrestore(&m->lock, flags);
 		return true;
 	}
-	op->token = m->state_gen;
-	op->run = fn;
-	list_add_tail(&op->wait, &m->waiters);
-	spin_unlock_irqrestore(&m->lock, flags);
-	queue_work(m->wq, &m->commit_work);
+	rs_meta_queue_op(m, op, fn, flags);
 	return false;
 }
 
 /*
  * Whether the superblocks on disk say the rebuilding member's chunks of
  * stripes [@first, @last] are good where the rebuild has passed them in
- * memory; otherwise queue
- * @op to run @fn once a commit of the checkpoint now in memory is done,
- * and return false. An update of a stripe the rebuild passed since the last
+ * memory; otherwise queue @op to run @fn once a commit of the checkpoint now
+ * in memory is done, and return false. An update of a stripe the rebuild passed since the last
  * commit writes the rebuilt member and is not logged; a power cut before
  * the commit would resume the rebuild below it and rebuild that chunk from
  * a parity no log record makes right (a torn update), or replay a record
@@ -438,11 +445,7 @@ bool rs_meta_wait_rebuild_cp(struct rs_meta *m, struct rs_op *op, rs_op_fn fn, u
 		return true;
 	}
 	m->state_gen++;		/* the next commit writes the checkpoint */
-	op->token = m->state_gen;
-	op->run = fn;
-	list_add_tail(&op->wait, &m->waiters);
-	spin_unlock_irqrestore(&m->lock, flags);
-	queue_work(m->wq, &m->commit_work);
+	rs_meta_queue_op(m, op, fn, flags);
 	return false;
 }
 
