@@ -12,7 +12,8 @@
 #     superblock) a mark. Replayed to it: every byte reads back as written,
 #     with every read direct and then with member 0 failed. Up to 1.11.3
 #     the superblock saying so was written with FUA alone, and the rebuilt
-#     chunks, never flushed, were not on member 1: they read back as zeros.
+#     chunks, never flushed, were not on member 1: the volume did not read
+#     back as written.
 #  2. degraded writes: member 2 failed; 4 KiB written to member 0's chunk of
 #     stripe 0 and then 4 KiB to member 1's (O_DIRECT, no fsync), each a
 #     logged update; a mark at once. Replayed to it, the log replay remakes
