@@ -434,10 +434,16 @@ bool rs_meta_wait_rebuild_cp(struct rs_meta *m, struct rs_op *op, rs_op_fn fn, u
 			     u64 last)
 {
 	struct rainssd *rs = m->rs;
+	u64 cp = READ_ONCE(rs->rebuild_cp), durable = READ_ONCE(rs->rebuild_cp_durable);
 	unsigned long flags;
 
-	if (READ_ONCE(rs->rebuild_member) == RS_NO_MEMBER || first >= READ_ONCE(rs->rebuild_cp) ||
-	    last < READ_ONCE(rs->rebuild_cp_durable))
+	/*
+	 * [first, last] against [durable, cp): an operation that holds a
+	 * stripe the rebuild has not passed keeps it where it is, so once the
+	 * commit has caught up (durable == cp) it goes on.
+	 */
+	if (READ_ONCE(rs->rebuild_member) == RS_NO_MEMBER ||
+	    max(first, durable) >= min(last + 1, cp))
 		return true;
 	spin_lock_irqsave(&m->lock, flags);
 	if (m->broken) {
@@ -680,19 +686,23 @@ int rs_meta_set_clean(struct rs_meta *m, bool clean)
 
 /*
  * Whether the bitmap's dirty regions are ones no degraded-log record covers
- * (RS_SBF_UNCOVERED); committed with the next commit, which the caller
- * asks for. Any context.
+ * (RS_SBF_UNCOVERED); a change is committed (by the first resume's commit,
+ * before it). Any context.
  */
 void rs_meta_set_uncovered(struct rs_meta *m, bool uncovered)
 {
 	unsigned long flags;
+	bool changed;
 
 	spin_lock_irqsave(&m->lock, flags);
-	if (!!(m->sb.flags & RS_SBF_UNCOVERED) != uncovered) {
+	changed = !!(m->sb.flags & RS_SBF_UNCOVERED) != uncovered;
+	if (changed) {
 		m->sb.flags ^= RS_SBF_UNCOVERED;
 		m->state_gen++;
 	}
 	spin_unlock_irqrestore(&m->lock, flags);
+	if (changed && m->activated)
+		queue_work(m->wq, &m->commit_work);
 }
 
 bool rs_meta_clean(struct rs_meta *m)

@@ -102,11 +102,9 @@ static enum rs_sync_what rs_sync_next(struct rs_sync *s, u64 *pos)
 		}
 		rs_bitmap_synced(rs->bitmap, first, nr);
 		s->regions_done++;
-		if (!rs_bitmap_to_sync(rs->bitmap)) {
-			/* Every region the log did not cover is resynced. */
+		/* Every region the log did not cover resynced: the flag goes. */
+		if (!rs_bitmap_to_sync(rs->bitmap))
 			rs_meta_set_uncovered(rs->meta, false);
-			rs_meta_request_commit(rs->meta);
-		}
 	}
 	if (resync < rs->stripes) {
 		if (rb != RS_NO_MEMBER)

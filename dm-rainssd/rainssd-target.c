@@ -831,6 +831,8 @@ static int rs_first_resume(struct rainssd *rs)
 	r = rs_bitmap_load(rs->bitmap, unclean, rs->log_cover);
 	if (!r && unclean && READ_ONCE(rs->dead_mask) && rs_bitmap_to_sync(rs->bitmap))
 		rs_dirty_unreadable(rs);
+	if (!r && !rs_bitmap_to_sync(rs->bitmap))
+		rs_meta_set_uncovered(rs->meta, false);	/* no region was left */
 	return r;
 }
 

@@ -9,7 +9,9 @@
 # is written now, and the update is not logged. Then the cut (the members
 # frozen and given the `error` table), the volume created again with
 # `rebuild 1`, the rebuild run to its end: every byte of the volume must be
-# what was written, read directly and with member 0 failed.
+# what was written, read directly and with member 0 failed. A 1 MiB write
+# across the rebuild's front before the cut must not hang (its operations
+# hold stripes on both sides of the checkpoint).
 # Up to 1.11.3 the second update went on at once, the rebuild resumed from
 # the checkpoint on disk (below S), and the replay of the first record made
 # S's parity from member 0's new bytes and member 2's old ones: member 1's
@@ -67,6 +69,14 @@ done
 [ "$c" -gt $((S + 1)) ] || fail "the rebuild did not pass stripe $S ($c)"
 dd if=/tmp/rc.new of=/dev/mapper/$VOL bs=4096 skip=$((S * 6 + 4)) seek=$((S * 6 + 4)) count=1 \
 	oflag=direct status=none || fail "write 2"
+# 1 MiB (43 stripes) from 4 stripes behind the rebuild: operations of
+# several stripes across its checkpoint, which must not wait for ever
+c3=$(cp_now)
+b3=$(( (c3 > 4 ? c3 - 4 : 0) * 6 ))
+[ $((b3 + 256)) -le $((STRIPES * 6)) ] || fail "the rebuild is too near the end for the 1 MiB write"
+head -c 1048576 /dev/urandom | dd of=/tmp/rc.new bs=4096 seek=$b3 conv=notrunc status=none
+dd if=/tmp/rc.new of=/dev/mapper/$VOL bs=4096 skip=$b3 seek=$b3 count=256 oflag=direct \
+	status=none || fail "write 3"
 c2=$(cp_now)
 [ "$c2" -lt $STRIPES ] || fail "the rebuild ended before the cut: raise S or lower RATE"
 # the cut
