@@ -7,7 +7,7 @@
 t_channels 4 --size-mb 64 --lat-us 200
 t_create rsd 16
 v=/dev/mapper/rsd
-fio --name=deg --filename=$v --direct=1 --ioengine=libaio --rw=randwrite --bsrange=512-40k \
+fio --name=deg --filename=$v --direct=1 --ioengine=libaio "${T_FIO_ORDER[@]}" --rw=randwrite --bsrange=512-40k \
 	--blockalign=512 --iodepth=16 --size=20m --verify=crc32c --verify_fatal=1 \
 	--output-format=terse >/tmp/fio-deg.out 2>&1 &
 pid=$!

@@ -47,7 +47,7 @@ failed=()
 for policy in $(t_size "rmw rcw" "count rmw rcw"); do
 	fresh policy $policy
 	delay_on 150
-	fio --name=race-$policy --filename=$v --direct=1 --ioengine=libaio --rw=randwrite \
+	fio --name=race-$policy --filename=$v --direct=1 --ioengine=libaio "${T_FIO_ORDER[@]}" --rw=randwrite \
 		"${job[@]}" --verify=crc32c --verify_fatal=1 --verify_dump=0 \
 		--output-format=terse >/tmp/fio-race.out 2>&1 &
 	pid=$!
@@ -62,7 +62,7 @@ for policy in $(t_size "rmw rcw" "count rmw rcw"); do
 	delay_off
 	[ "$(t_status_field rsr 2)" = ADAA ] || fail "health $(t_status_field rsr 2)"
 	# Read the whole job back again, rebuilt from parity where it lived on member 1.
-	if ! fio --name=race-$policy --filename=$v --direct=1 --ioengine=libaio --rw=randwrite \
+	if ! fio --name=race-$policy --filename=$v --direct=1 --ioengine=libaio "${T_FIO_ORDER[@]}" --rw=randwrite \
 		"${job[@]}" --verify=crc32c --verify_only=1 --verify_fatal=1 --verify_dump=0 \
 		--output-format=terse >/tmp/fio-race.out 2>&1; then
 		failed+=("policy $policy: data read back after the run")
@@ -78,7 +78,7 @@ fresh
 t_fio fill $v --rw=randwrite "${job[@]}" --verify=crc32c --do_verify=0
 dmsetup message rsr 0 read_policy reconstruct
 delay_on 150
-fio --name=fill --filename=$v --direct=1 --ioengine=libaio --rw=randwrite "${job[@]}" \
+fio --name=fill --filename=$v --direct=1 --ioengine=libaio "${T_FIO_ORDER[@]}" --rw=randwrite "${job[@]}" \
 	--verify=crc32c --verify_only=1 --verify_fatal=1 --verify_dump=0 \
 	--output-format=terse >/tmp/fio-race.out 2>&1 &
 pid=$!

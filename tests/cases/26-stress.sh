@@ -13,7 +13,7 @@ t_channels 4 --size-mb 96 --lat-us 200 --qd 8
 t_create rsst 16 policy adaptive read_policy adaptive
 v=/dev/mapper/rsst
 
-fio --name=stress --filename=$v --direct=1 --ioengine=libaio --rw=randwrite \
+fio --name=stress --filename=$v --direct=1 --ioengine=libaio "${T_FIO_ORDER[@]}" --rw=randwrite \
 	--bsrange=4k-64k --blockalign=4k --iodepth=8 --numjobs=3 --size=16m \
 	--offset_increment=20m --verify=crc32c --verify_backlog=32 --verify_fatal=1 \
 	--verify_dump=0 --loops=1000 --runtime=$((SECS + 30)) \
