@@ -89,10 +89,37 @@ static const char * const rs_opt_names[RS_OPT_NUMS] = {
 	[RS_OPT_NOSYNC] = "nosync",
 };
 
-/* The default stripe cache: md's 256 entries, and room for two of the largest operations. */
-static unsigned int rs_stripe_cache_def(const struct rs_geom *g)
+/*
+ * The default stripe cache: md's 256 entries, and room for two of the
+ * largest operations (a volume's tier is known once its superblocks are
+ * read: rs_args_tier).
+ */
+static unsigned int rs_stripe_cache_def(const struct rs_geom *g, bool tier)
 {
-	return max_t(unsigned int, RS_DEF_STRIPE_CACHE, 2 * rs_stripe_cache_min(g));
+	return max_t(unsigned int, RS_DEF_STRIPE_CACHE, 2 * rs_stripe_cache_min(g, tier));
+}
+
+/*
+ * Once the superblocks say the volume has a tier: its migrations are the
+ * largest operations (rs_op_max_pages), so a default stripe cache grows to
+ * hold them and one the table gave too small is refused (1.11.4 let a
+ * migration on the reserve index past it).
+ */
+int rs_args_tier(struct rainssd *rs, char **error)
+{
+	unsigned int min = rs_stripe_cache_min(&rs->geom, true);
+
+	if (!rs->tier)
+		return 0;
+	if (rs->stripe_cache == rs_stripe_cache_def(&rs->geom, false)) {
+		rs->stripe_cache = rs_stripe_cache_def(&rs->geom, true);
+	} else if (rs->stripe_cache < min) {
+		DMWARN("stripe_cache %u: with a tier this geometry needs %u to %u entries",
+		       rs->stripe_cache, min, RS_MAX_STRIPE_CACHE);
+		*error = "Invalid stripe_cache: too small for the tier's migrations (see the log)";
+		return -EINVAL;
+	}
+	return 0;
 }
 
 void rs_args_default(struct rainssd *rs)
@@ -101,7 +128,7 @@ void rs_args_default(struct rainssd *rs)
 
 	rs->policy = RS_POLICY_COUNT;
 	rs->read_policy = RS_READ_DIRECT;
-	rs->stripe_cache = rs_stripe_cache_def(&rs->geom);
+	rs->stripe_cache = rs_stripe_cache_def(&rs->geom, false);
 	rs->rebuild_arg = RS_NO_MEMBER;
 	rs->nosync = false;
 	rs_tunables_default(&rs->tun);
@@ -126,7 +153,7 @@ int rs_opt_index(const char *key)
 
 static int rs_set_stripe_cache(struct rainssd *rs, const char *val, char **error)
 {
-	unsigned int v, min = rs_stripe_cache_min(&rs->geom);
+	unsigned int v, min = rs_stripe_cache_min(&rs->geom, rs->tier);
 
 	if (kstrtouint(val, 10, &v) || v < min || v > RS_MAX_STRIPE_CACHE) {
 		/* The lower bound depends on the geometry: the log says it. */
@@ -309,7 +336,7 @@ static bool rs_opt_set(struct rainssd *rs, unsigned int opt)
 	case RS_OPT_READ_POLICY:
 		return READ_ONCE(rs->read_policy) != RS_READ_DIRECT;
 	case RS_OPT_STRIPE_CACHE:
-		return READ_ONCE(rs->stripe_cache) != rs_stripe_cache_def(&rs->geom);
+		return READ_ONCE(rs->stripe_cache) != rs_stripe_cache_def(&rs->geom, rs->tier);
 	case RS_OPT_REBUILD:
 		/* While a member is being rebuilt: a reload goes on from its checkpoint. */
 		return READ_ONCE(rs->rebuild_member) != RS_NO_MEMBER;

@@ -77,16 +77,28 @@ static unsigned int rs_pages_per_chunk(const struct rs_geom *g)
 	return DIV_ROUND_UP(g->chunk << SECTOR_SHIFT, PAGE_SIZE);
 }
 
-/* Buffer pages one operation may use: a whole stripe, and at least RS_OP_MIN_PAGES. */
-unsigned int rs_op_max_pages(const struct rs_geom *g)
+/*
+ * Buffer pages one operation may use: a whole stripe, and at least
+ * RS_OP_MIN_PAGES; with a @tier, also a migration's (rs_op_migrate_pages),
+ * the largest operation there is. The reserve holds this many.
+ */
+unsigned int rs_op_max_pages(const struct rs_geom *g, bool tier)
 {
-	return max_t(unsigned int, g->n * rs_pages_per_chunk(g), RS_OP_MIN_PAGES);
+	unsigned int p = max_t(unsigned int, g->n * rs_pages_per_chunk(g), RS_OP_MIN_PAGES);
+
+	return tier ? max(p, rs_op_migrate_pages(g)) : p;
+}
+
+/* A tier migration: every member's chunk, and scratch for the copies of the n - 1 data chunks. */
+unsigned int rs_op_migrate_pages(const struct rs_geom *g)
+{
+	return (2 * g->n - 1) * rs_pages_per_chunk(g);
 }
 
 /* The smallest stripe cache: room for the largest operation. */
-unsigned int rs_stripe_cache_min(const struct rs_geom *g)
+unsigned int rs_stripe_cache_min(const struct rs_geom *g, bool tier)
 {
-	return DIV_ROUND_UP(rs_op_max_pages(g), g->n);
+	return DIV_ROUND_UP(rs_op_max_pages(g, tier), g->n);
 }
 
 /* ---- work ---- */
@@ -614,6 +626,8 @@ static void rs_op_acquire(struct rs_op *op)
  */
 void rs_op_start(struct rs_op *op, unsigned int nr_pages, rs_op_fn run)
 {
+	/* More than the reserve holds: a user sized it wrong (1.11.4's migrations). */
+	WARN_ON_ONCE(nr_pages > op->rs->ol->max_pages);
 	op->nr_pages = nr_pages;
 	op->run = run;
 	rs_join_add(op->rs->ol, op);
@@ -895,7 +909,7 @@ int rs_op_init(struct rainssd *rs, bool (*feed)(struct rainssd *rs, struct bio *
 	rs->ol = ol;
 	ol->rs = rs;
 	ol->feed = feed;
-	ol->max_pages = rs_op_max_pages(g);
+	ol->max_pages = rs_op_max_pages(g, rs->tier);
 	spin_lock_init(&ol->cache_lock);
 	spin_lock_init(&ol->join_lock);
 	for (i = 0; i < ARRAY_SIZE(ol->join); i++)

@@ -100,12 +100,13 @@ static unsigned int rs_pages_for(unsigned int sectors)
 	return DIV_ROUND_UP(sectors << SECTOR_SHIFT, PAGE_SIZE);
 }
 
-/* The most stripes of one write operation: RS_OP_MAX_STRIPES, in rs_op_max_pages(). */
+/* The most stripes of one write: RS_OP_MAX_STRIPES, in rs_op_max_pages() without a tier. */
 unsigned int rs_r5_max_stripes(const struct rs_geom *g)
 {
 	unsigned int stripe_pages = g->n * rs_pages_for(g->chunk);
 
-	return clamp_t(unsigned int, rs_op_max_pages(g) / stripe_pages, 1, RS_OP_MAX_STRIPES);
+	return clamp_t(unsigned int, rs_op_max_pages(g, false) / stripe_pages, 1,
+		       RS_OP_MAX_STRIPES);
 }
 
 /* ---- buffer addressing ---- */
@@ -1970,8 +1971,7 @@ bool rs_r5_feed(struct rainssd *rs, struct bio *bio)
 bool rs_r5_migrate(struct rainssd *rs, u64 stripe, rs_r5_done_fn done, void *ctx)
 {
 	const struct rs_geom *g = &rs->geom;
-	/* Every member's chunk, and scratch for the copies of the n - 1 data chunks. */
-	unsigned int pages = (2 * g->n - 1) * rs_pages_for(g->chunk);
+	unsigned int pages = rs_op_migrate_pages(g);
 	struct rs_r5_op *r5;
 	struct rs_op *op;
 

@@ -384,6 +384,9 @@ static int rs_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	r = rs_assemble_members(rs);
 	if (r)
 		goto bad;
+	r = rs_args_tier(rs, &ti->error);
+	if (r)
+		goto bad;
 
 	r = rs_stats_init(rs);
 	if (r) {

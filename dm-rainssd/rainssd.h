@@ -82,7 +82,7 @@
 #include "rainssd-shape.h"
 
 #define DM_MSG_PREFIX "rainssd"
-#define RS_VERSION_STR "1.11.4"
+#define RS_VERSION_STR "1.11.5"
 
 /* md's defaults: speed_limit_min and _max (KiB/s per member), max_corr_read_errors. */
 #define RS_DEF_MIN_RECOVERY_RATE	1000
@@ -282,6 +282,7 @@ int rs_set_option(struct rainssd *rs, int opt, const char *val, bool in_table, c
 void rs_emit_table_opts(struct rainssd *rs, char *result, unsigned int maxlen,
 			unsigned int *sz);
 void rs_args_default(struct rainssd *rs);
+int rs_args_tier(struct rainssd *rs, char **error);
 
 /* rainssd-status.c */
 int rs_stats_init(struct rainssd *rs);

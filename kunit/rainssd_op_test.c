@@ -387,17 +387,27 @@ static void rs_op_sizes(struct kunit *test)
 	if (PAGE_SIZE != SZ_4K)
 		kunit_skip(test, "worked for 4 KiB pages");
 	KUNIT_ASSERT_EQ(test, rs_geom_init(&g, 4, 8), 0);
-	KUNIT_EXPECT_EQ(test, rs_op_max_pages(&g), 256U);
-	KUNIT_EXPECT_EQ(test, rs_stripe_cache_min(&g), 64U);
+	KUNIT_EXPECT_EQ(test, rs_op_max_pages(&g, false), 256U);
+	KUNIT_EXPECT_EQ(test, rs_stripe_cache_min(&g, false), 64U);
 	KUNIT_ASSERT_EQ(test, rs_geom_init(&g, 5, 1024), 0);
-	KUNIT_EXPECT_EQ(test, rs_op_max_pages(&g), 640U);
-	KUNIT_EXPECT_EQ(test, rs_stripe_cache_min(&g), 128U);
+	KUNIT_EXPECT_EQ(test, rs_op_max_pages(&g, false), 640U);
+	KUNIT_EXPECT_EQ(test, rs_stripe_cache_min(&g, false), 128U);
 	KUNIT_ASSERT_EQ(test, rs_geom_init(&g, 8, 2048), 0);
-	KUNIT_EXPECT_EQ(test, rs_op_max_pages(&g), 2048U);
-	KUNIT_EXPECT_EQ(test, rs_stripe_cache_min(&g), 256U);
+	KUNIT_EXPECT_EQ(test, rs_op_max_pages(&g, false), 2048U);
+	KUNIT_EXPECT_EQ(test, rs_stripe_cache_min(&g, false), 256U);
 	KUNIT_ASSERT_EQ(test, rs_geom_init(&g, 3, 16), 0);
-	KUNIT_EXPECT_EQ(test, rs_op_max_pages(&g), 256U);
-	KUNIT_EXPECT_EQ(test, rs_stripe_cache_min(&g), 86U);
+	KUNIT_EXPECT_EQ(test, rs_op_max_pages(&g, false), 256U);
+	KUNIT_EXPECT_EQ(test, rs_stripe_cache_min(&g, false), 86U);
+	/* With a tier: a migration's 2n - 1 chunks where they are more. */
+	KUNIT_EXPECT_EQ(test, rs_op_max_pages(&g, true), 256U);
+	KUNIT_ASSERT_EQ(test, rs_geom_init(&g, 4, 512), 0);
+	KUNIT_EXPECT_EQ(test, rs_op_max_pages(&g, false), 256U);
+	KUNIT_EXPECT_EQ(test, rs_op_migrate_pages(&g), 448U);
+	KUNIT_EXPECT_EQ(test, rs_op_max_pages(&g, true), 448U);
+	KUNIT_EXPECT_EQ(test, rs_stripe_cache_min(&g, true), 112U);
+	KUNIT_ASSERT_EQ(test, rs_geom_init(&g, 16, 128), 0);
+	KUNIT_EXPECT_EQ(test, rs_op_max_pages(&g, false), 256U);
+	KUNIT_EXPECT_EQ(test, rs_op_max_pages(&g, true), 496U);
 }
 
 /* rs_op_get() holds entries up to the cap and not one more; rs_op_put() gives them back. */
