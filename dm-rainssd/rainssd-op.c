@@ -184,6 +184,7 @@ static void rs_feed_work(struct work_struct *work)
 struct rs_op *rs_op_get(struct rainssd *rs, unsigned int units)
 {
 	struct rs_oplayer *ol = rs->ol;
+	unsigned int others;
 	struct rs_op *op;
 
 	spin_lock(&ol->cache_lock);
@@ -191,11 +192,18 @@ struct rs_op *rs_op_get(struct rainssd *rs, unsigned int units)
 		spin_unlock(&ol->cache_lock);
 		return NULL;
 	}
+	others = ol->used;
 	ol->used += units;
 	ol->peak = max(ol->peak, ol->used);
 	spin_unlock(&ol->cache_lock);
 
-	op = rs_fault(RS_FAULT_OP) ? NULL :
+	/*
+	 * The fault stands for an empty mempool: its reserve is whole while
+	 * nothing is in flight, and an operation in flight feeds the deferred
+	 * bios as it ends. So it fires only while other operations hold
+	 * entries (1.11.4 fired with none too: nothing fed the bio again).
+	 */
+	op = others && rs_fault(RS_FAULT_OP) ? NULL :
 	     mempool_alloc(&ol->op_pool, GFP_NOWAIT | __GFP_NOWARN);
 	if (!op) {
 		spin_lock(&ol->cache_lock);

@@ -49,6 +49,25 @@ for policy in count rmw rcw; do
 done
 t_parity
 
+# fail_op with no other operation in flight: every write is alone (dd, one
+# block at a time). 1.11.4 deferred it and, with no operation to end,
+# nothing fed it again: it waited until another write came. (Past the
+# fio jobs' 56 MiB, which are read back below.)
+dmsetup message rsf 0 stats_reset
+inject fail_op 100 -1
+dd if=/dev/urandom of=/tmp/one bs=4k count=4 status=none
+dd if=/tmp/one of=$v bs=4k count=4 seek=15500 oflag=direct status=none &
+pid=$!
+for t in $(seq 150); do kill -0 $pid 2>/dev/null || break; sleep 0.2; done
+alive=0; kill -0 $pid 2>/dev/null && alive=1
+stop fail_op
+# Another write kicks the deferred queue: a stranded one ends with it.
+dd if=/tmp/one of=$v bs=4k count=1 seek=15600 oflag=direct status=none
+wait $pid || fail "dd with fail_op"
+[ $alive = 0 ] || fail "a lone write was still waiting after 30 s of fail_op (nothing fed it)"
+cmp <(dd if=$v bs=4k skip=15500 count=4 iflag=direct status=none) /tmp/one || fail "the lone writes read back wrong"
+note "fail_op with nothing else in flight: 4 lone writes went through"
+
 # Rebuilt reads on the reserve: every read is rebuilt from the other members.
 dmsetup message rsf 0 read_policy reconstruct
 dmsetup message rsf 0 stats_reset
