@@ -628,8 +628,13 @@ static int rs_map_bio(struct dm_target *ti, struct bio *bio)
 		/* An empty flush, one clone per member. */
 		rb->kind = RS_BIO_FLUSH;
 		rb->member = dm_bio_get_target_bio_nr(bio);
+		/*
+		 * Not sent, and done once the superblocks say it failed: a cut
+		 * before would bring it back in sync without what its cache
+		 * held (1.11.4 ended it at once).
+		 */
 		if (rs_member_dead(rs, rb->member)) {
-			bio_endio(bio);
+			rs_meta_end_after_commit(rs->meta, bio);
 			return DM_MAPIO_SUBMITTED;
 		}
 		/* After the tier's mapping changes made before it are committed. */
