@@ -63,6 +63,12 @@ struct rs_bitmap {
 	struct rs_bm_wr wr[RS_MAX_DEVS];
 };
 
+/* Stripes per region of @b (0: no bitmap). Any context. */
+u32 rs_bitmap_regions(struct rs_bitmap *b)
+{
+	return b ? b->region_stripes : 0;
+}
+
 /* Stripes per region for a volume of @stripes stripes and @region_sectors of volume data. */
 u32 rs_bitmap_region_stripes(const struct rs_geom *g, u64 stripes, u64 region_sectors)
 {
@@ -332,11 +338,12 @@ u64 rs_bitmap_to_sync(struct rs_bitmap *b)
  * the first resume. With @resync (an unclean shutdown) its regions that
  * start below @cover are to be resynced (from @cover on, the degraded-write
  * log's replay made the stripes right) and keep their bits; otherwise the
- * bits are dropped. Then
- * the image is written to every member, so that a new or rebuilt member
- * holds it too, and the daemon starts. Sleeps.
+ * bits are dropped. With @no_image (a volume made by 1.4.0, whose bitmap
+ * area was never written) nothing is read: with @resync every region is
+ * dirty. Then the image is written to every member, so that a new or
+ * rebuilt member holds it too, and the daemon starts. Sleeps.
  */
-int rs_bitmap_load(struct rs_bitmap *b, bool resync, u64 cover)
+int rs_bitmap_load(struct rs_bitmap *b, bool resync, u64 cover, bool no_image)
 {
 	void *bufs[RS_MAX_DEVS] = { NULL };
 	unsigned long failed = 0;
@@ -353,7 +360,9 @@ int rs_bitmap_load(struct rs_bitmap *b, bool resync, u64 cover)
 			goto out;
 		}
 	}
-	for (k = 0; k < b->nr_blocks && resync; k++)
+	if (resync && no_image)
+		memset(b->image, 0xff, (size_t)b->nr_blocks * RS_BM_BLOCK);
+	for (k = 0; k < b->nr_blocks && resync && !no_image; k++)
 		failed |= rs_bm_io(b, k, false, b->image + (size_t)k * RS_BM_BLOCK, bufs);
 	rs_bm_fail(b, failed, "bitmap read error");
 	/* Bits past the last region are noise (a device's old contents). */

@@ -33,8 +33,9 @@ struct rs_bitmap;
 int rs_bitmap_create(struct rainssd *rs, u32 region_stripes, struct rs_bitmap **out);
 void rs_bitmap_destroy(struct rs_bitmap *b);
 u32 rs_bitmap_region_stripes(const struct rs_geom *g, u64 stripes, u64 region_sectors);
+u32 rs_bitmap_regions(struct rs_bitmap *b);
 
-int rs_bitmap_load(struct rs_bitmap *b, bool resync, u64 cover);
+int rs_bitmap_load(struct rs_bitmap *b, bool resync, u64 cover, bool no_image);
 int rs_bitmap_write_all(struct rs_bitmap *b);
 int rs_bitmap_quiesce(struct rs_bitmap *b);
 

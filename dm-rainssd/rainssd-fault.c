@@ -20,6 +20,7 @@ static const char * const rs_fault_names[RS_NR_FAULTS] = {
 	[RS_FAULT_BUFFERS] = "fail_buffers",
 	[RS_FAULT_OP] = "fail_op",
 	[RS_FAULT_DELAY_PREREAD] = "delay_preread",
+	[RS_FAULT_DELAY_MAP] = "delay_map",
 };
 
 static struct dentry *rs_debugfs_dir;
@@ -57,6 +58,12 @@ void rs_fault_delay(enum rs_fault f)
 {
 	if (rs_fault(f))
 		msleep(READ_ONCE(rs_delay_ms));
+}
+
+void rs_fault_spin(enum rs_fault f)
+{
+	if (rs_fault(f))
+		mdelay(READ_ONCE(rs_delay_ms));
 }
 
 bool rs_fault_skip_resync(void)

@@ -12,6 +12,11 @@
  *   delay_preread    an operation sleeps delay_preread_ms (debugfs file)
  *                    between its plan and its pre-reads, with its stripes
  *                    held: the window in which a member may die;
+ *   delay_map        a read's map function spins delay_preread_ms between
+ *                    reading the rebuild's member and the failed members
+ *                    (rs_member_holds(), also called by the tier's reads
+ *                    with a read epoch held and by its table's loads):
+ *                    the window in which the member being rebuilt may fail;
  *   skip_unclean_resync (a debugfs bool, not an attribute): activation after
  *                    an unclean shutdown neither resyncs nor replays, so a
  *                    test can show the damage the protection prevents;
@@ -31,8 +36,8 @@
  *                    resumed volume wait while it is set, so that a test
  *                    can see what waits for one.
  *
- * rs_fault() and rs_fault_poison_pages() never sleep and may be called in
- * any context; rs_fault_delay()
+ * rs_fault(), rs_fault_spin() and rs_fault_poison_pages() never sleep and
+ * may be called in any context (rs_fault_spin() busy-waits); rs_fault_delay()
  * sleeps (process context, test kernels only).
  */
 #ifndef RAINSSD_FAULT_H
@@ -50,6 +55,7 @@ enum rs_fault {
 	RS_FAULT_BUFFERS,
 	RS_FAULT_OP,
 	RS_FAULT_DELAY_PREREAD,
+	RS_FAULT_DELAY_MAP,
 	RS_NR_FAULTS,
 };
 
@@ -57,6 +63,13 @@ void rs_fault_init(void);
 void rs_fault_exit(void);
 bool rs_fault(enum rs_fault f);
 void rs_fault_delay(enum rs_fault f);
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+void rs_fault_spin(enum rs_fault f);
+#else
+static inline void rs_fault_spin(enum rs_fault f)
+{
+}
+#endif
 bool rs_fault_skip_resync(void);
 bool rs_fault_hold_sync_commits(void);
 bool rs_fault_hold_meta_commits(void);

@@ -195,14 +195,20 @@ static void rs_meta_publish(struct rs_meta *m)
 		else if (m->sb.state[i] == RS_MS_REBUILDING)
 			rb = i;
 	}
+	/*
+	 * Bits are only ever added once the table serves I/O (see
+	 * rs_meta_prepare()), and before a rebuild ends: a reader that sees
+	 * the rebuild over sees its member failed, if it failed
+	 * (rs_member_holds()).
+	 */
+	for (i = 0; i < m->sb.n; i++)
+		if (test_bit(i, &dead))
+			set_bit(i, &rs->dead_mask);
+	smp_mb__after_atomic();	/* pairs with smp_rmb() in rs_member_holds() */
 	WRITE_ONCE(rs->resync_cp, m->sb.resync_cp);
 	if (rb != RS_NO_MEMBER)
 		WRITE_ONCE(rs->rebuild_cp, m->sb.cp[rb]);
 	WRITE_ONCE(rs->rebuild_member, rb);
-	/* Bits are only ever added while the table lives. */
-	for (i = 0; i < m->sb.n; i++)
-		if (test_bit(i, &dead))
-			set_bit(i, &rs->dead_mask);
 }
 
 /* Resume the operations waiting for what is now committed. Lock held. */
@@ -225,12 +231,19 @@ static void rs_meta_flushes_done(struct rs_meta *m, struct bio_list *done, bool 
 		bio_list_add(done, bio_list_pop(&m->flushes));
 }
 
-static void rs_meta_end_flushes(struct bio_list *done)
+/*
+ * End the flushes in @done; with @broken, failed (1.11.6): the state they
+ * waited for is on no member, so what they vouch for is not either.
+ */
+static void rs_meta_end_flushes(struct bio_list *done, bool broken)
 {
 	struct bio *bio;
 
-	while ((bio = bio_list_pop(done)))
+	while ((bio = bio_list_pop(done))) {
+		if (broken)
+			bio->bi_status = BLK_STS_IOERR;
 		bio_endio(bio);
+	}
 }
 
 static void rs_meta_run_ready(struct list_head *ready)
@@ -293,7 +306,7 @@ static int rs_meta_commit(struct rs_meta *m)
 			rs_meta_flushes_done(m, &done, true);
 			spin_unlock_irqrestore(&m->lock, flags);
 			rs_meta_run_ready(&ready);
-			rs_meta_end_flushes(&done);
+			rs_meta_end_flushes(&done, true);
 			DMERR("no member took the superblock: the volume is failed");
 			return -EIO;
 		}
@@ -314,7 +327,7 @@ static int rs_meta_commit(struct rs_meta *m)
 		rs_meta_flushes_done(m, &done, false);
 		spin_unlock_irqrestore(&m->lock, flags);
 		rs_meta_run_ready(&ready);
-		rs_meta_end_flushes(&done);
+		rs_meta_end_flushes(&done, false);
 	}
 }
 
@@ -385,6 +398,8 @@ void rs_meta_end_after_commit(struct rs_meta *m, struct bio *bio)
 
 	spin_lock_irqsave(&m->lock, flags);
 	if (m->committed_gen == m->state_gen || m->broken) {
+		if (m->broken)
+			bio->bi_status = BLK_STS_IOERR;	/* see rs_meta_end_flushes() */
 		spin_unlock_irqrestore(&m->lock, flags);
 		bio_endio(bio);
 		return;
@@ -624,6 +639,7 @@ int rs_meta_prepare(struct rs_meta *m, struct rs_activation *a, struct rs_meta_b
 		boot->nonce = as->sb.log_nonce;
 		boot->log_from = as->log_from;
 		boot->log_cover = as->log_cover;
+		boot->no_bitmap = as->no_bitmap;
 		for (i = 0; i < as->sb.n; i++)
 			boot->degraded |= as->sb.state[i] != RS_MS_IN_SYNC;
 		spin_lock_irqsave(&m->lock, flags);
@@ -634,6 +650,15 @@ int rs_meta_prepare(struct rs_meta *m, struct rs_activation *a, struct rs_meta_b
 		}
 		if (!m->sb.region_stripes)
 			m->sb.region_stripes = a->region_stripes;
+		/*
+		 * This table has served nothing yet: the members out are the
+		 * ones these superblocks say, not the ones the load's read
+		 * found out. One found stale then (an older table's commit
+		 * in flight) is current now; left dead in memory while the
+		 * superblocks say in_sync, it would miss every write and be
+		 * trusted at the next activation (1.11.6).
+		 */
+		WRITE_ONCE(m->rs->dead_mask, 0);
 		rs_meta_publish(m);
 		for (i = 0; i < m->sb.n; i++)
 			if (m->sb.state[i] == RS_MS_REBUILDING)
@@ -675,29 +700,35 @@ int rs_meta_set_clean(struct rs_meta *m, bool clean)
 
 	flush_work(&m->commit_work);
 	spin_lock_irqsave(&m->lock, flags);
-	if (clean)
+	if (clean) {
 		m->sb.flags = (m->sb.flags | RS_SBF_CLEAN) & ~RS_SBF_UNCOVERED;
-	else
+		m->sb.uncovered_to = 0;
+	} else {
 		m->sb.flags &= ~RS_SBF_CLEAN;
+	}
 	m->state_gen++;
 	spin_unlock_irqrestore(&m->lock, flags);
 	return rs_meta_commit(m);
 }
 
 /*
- * Whether the bitmap's dirty regions are ones no degraded-log record covers
- * (RS_SBF_UNCOVERED); a change is committed (by the first resume's commit,
- * before it). Any context.
+ * Below which stripe the bitmap's dirty regions are ones no degraded-log
+ * record covers (RS_SBF_UNCOVERED; U64_MAX every one, 0 none); a change is
+ * committed (by the first resume's commit, before it). Any context.
  */
-void rs_meta_set_uncovered(struct rs_meta *m, bool uncovered)
+void rs_meta_set_uncovered(struct rs_meta *m, u64 to)
 {
 	unsigned long flags;
 	bool changed;
 
 	spin_lock_irqsave(&m->lock, flags);
-	changed = !!(m->sb.flags & RS_SBF_UNCOVERED) != uncovered;
+	changed = (m->sb.flags & RS_SBF_UNCOVERED ? m->sb.uncovered_to : 0) != to;
 	if (changed) {
-		m->sb.flags ^= RS_SBF_UNCOVERED;
+		if (to)
+			m->sb.flags |= RS_SBF_UNCOVERED;
+		else
+			m->sb.flags &= ~RS_SBF_UNCOVERED;
+		m->sb.uncovered_to = to;
 		m->state_gen++;
 	}
 	spin_unlock_irqrestore(&m->lock, flags);

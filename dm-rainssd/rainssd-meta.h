@@ -43,13 +43,14 @@ struct rs_meta_boot {
 	u64 nonce;		/* the log nonce of that state */
 	u64 log_from;		/* the log holds every update from this stripe on */
 	u64 log_cover;		/* ... and the dirty regions from there on are its */
+	bool no_bitmap;		/* made by 1.4.0: no bitmap or log on the members */
 };
 
 int rs_meta_prepare(struct rs_meta *m, struct rs_activation *a, struct rs_meta_boot *boot);
 int rs_meta_activate(struct rs_meta *m);
 int rs_meta_set_clean(struct rs_meta *m, bool clean);
 bool rs_meta_clean(struct rs_meta *m);
-void rs_meta_set_uncovered(struct rs_meta *m, bool uncovered);
+void rs_meta_set_uncovered(struct rs_meta *m, u64 to);
 u64 rs_meta_log_nonce(struct rs_meta *m);
 u32 rs_meta_region_stripes(struct rs_meta *m);
 int rs_meta_commit_sync(struct rs_meta *m);

@@ -36,8 +36,12 @@ struct rs_migrate {
 /* Whether a stripe's rows outside the tier can be read from their homes. */
 static bool rs_mig_possible(struct rainssd *rs)
 {
-	return !READ_ONCE(rs->dead_mask) && READ_ONCE(rs->rebuild_member) == RS_NO_MEMBER &&
-	       READ_ONCE(rs->resync_cp) >= rs->stripes && !rs_bitmap_to_sync(rs->bitmap);
+	/* The rebuild before the failed members: see rs_member_holds(). */
+	if (READ_ONCE(rs->rebuild_member) != RS_NO_MEMBER)
+		return false;
+	smp_rmb();	/* pairs with smp_mb__after_atomic() in rs_meta_publish() */
+	return !READ_ONCE(rs->dead_mask) && READ_ONCE(rs->resync_cp) >= rs->stripes &&
+	       !rs_bitmap_to_sync(rs->bitmap);
 }
 
 static void rs_mig_done(void *ctx, blk_status_t status, u64 unused);

@@ -1594,7 +1594,7 @@ static void rs_r5_plan_sync(struct rs_r5_op *r5)
 
 	/* Every source must be there (and, to rebuild, the parity made). */
 	if (r5->kind == RS_R5_REBUILD) {
-		lost &= ~BIT(r5->rb);
+		/* A rebuilding member failed is lost too: nothing is written to it. */
 		if (r5->rb == RS_NO_MEMBER || !rs_r5_synced(r5, op->nr - 1))
 			lost = 1;
 	} else if (r5->rb != RS_NO_MEMBER && op->stripe + op->nr > r5->rb_cp) {
@@ -1759,10 +1759,12 @@ static void rs_r5_plan(struct rs_op *op)
 	 * again, for ever: a stack overflow when a member died).
 	 */
 	op->failed = 0;
-	r5->dead = READ_ONCE(rs->dead_mask);
+	/* The rebuild before the failed members: see rs_member_holds(). */
 	r5->rb = READ_ONCE(rs->rebuild_member);
 	r5->rb_cp = READ_ONCE(rs->rebuild_cp);
 	r5->resync_cp = READ_ONCE(rs->resync_cp);
+	smp_rmb();	/* pairs with smp_mb__after_atomic() in rs_meta_publish() */
+	r5->dead = READ_ONCE(rs->dead_mask);
 	switch (r5->kind) {
 	case RS_R5_WRITE:
 		return rs_r5_plan_write(r5);

@@ -208,8 +208,11 @@ bool rs_map_wide_read(struct rainssd *rs, struct rs_bio *rb, struct bio *bio)
 	unsigned int pieces = 0, probes;
 	struct bio *b;
 
-	if (rs->tier || READ_ONCE(rs->dead_mask) ||
-	    READ_ONCE(rs->rebuild_member) != RS_NO_MEMBER ||
+	/* The rebuild before the failed members: see rs_member_holds(). */
+	if (rs->tier || READ_ONCE(rs->rebuild_member) != RS_NO_MEMBER)
+		return false;
+	smp_rmb();	/* pairs with smp_mb__after_atomic() in rs_meta_publish() */
+	if (READ_ONCE(rs->dead_mask) ||
 	    READ_ONCE(rs->read_policy) == RS_READ_RECONSTRUCT || !rs_wide_direct(rs, rb, &probes))
 		return false;
 

@@ -58,6 +58,8 @@ void rs_sb_encode(const struct rs_sb *sb, void *block)
 	d->log_nonce = cpu_to_le64(sb->log_nonce);
 	d->tier_start = cpu_to_le64(sb->tier_sectors ? sb->tier_start : 0);
 	d->tier_sectors = cpu_to_le64(sb->tier_sectors);
+	if ((sb->flags & RS_SBF_UNCOVERED) && sb->uncovered_to != U64_MAX)
+		d->uncovered_to = cpu_to_le64(sb->uncovered_to);
 	for (i = 0; i < sb->n && i < RS_MAX_DEVS; i++) {
 		d->members[i].state = sb->state[i];
 		d->members[i].checkpoint = cpu_to_le64(sb->cp[i]);
@@ -102,10 +104,17 @@ enum rs_sb_read rs_sb_decode(const void *block, struct rs_sb *sb, const char **w
 	sb->log_nonce = le64_to_cpu(d->log_nonce);
 	sb->tier_start = le64_to_cpu(d->tier_start);
 	sb->tier_sectors = le64_to_cpu(d->tier_sectors);
+	sb->uncovered_to = le64_to_cpu(d->uncovered_to);
 	if (d->pad0 || memchr_inv(d->reserved, 0, sizeof(d->reserved))) {
 		*why = "reserved bytes not zero";
 		return RS_SBR_CORRUPT;
 	}
+	if (sb->uncovered_to && !(sb->flags & RS_SBF_UNCOVERED)) {
+		*why = "an uncovered boundary without its flag";
+		return RS_SBR_CORRUPT;
+	}
+	if ((sb->flags & RS_SBF_UNCOVERED) && !sb->uncovered_to)
+		sb->uncovered_to = U64_MAX;
 	/* Format 1 has no tier; format 2 has one, after the data area. */
 	if ((le32_to_cpu(d->version) == RS_SB_VERSION) != !sb->tier_sectors ||
 	    (sb->tier_sectors &&
@@ -116,7 +125,7 @@ enum rs_sb_read rs_sb_decode(const void *block, struct rs_sb *sb, const char **w
 	if (sb->n < RS_MIN_DEVS || sb->n > RS_MAX_DEVS || sb->role >= sb->n ||
 	    sb->chunk < RS_MIN_CHUNK || sb->chunk > RS_MAX_CHUNK ||
 	    (sb->chunk & (sb->chunk - 1)) || sb->resync_cp > sb->stripes ||
-	    !sb->events || (sb->flags & ~RS_SBF_KNOWN)) {
+	    !sb->events || sb->events > RS_SB_MAX_EVENTS || (sb->flags & ~RS_SBF_KNOWN)) {
 		*why = "impossible field values";
 		return RS_SBR_CORRUPT;
 	}
@@ -176,29 +185,87 @@ static void rs_refuse(struct rs_assembly *out, int slot, const char *error)
  * The superblock the volume's state comes from: among the members' newest
  * valid copies, those of the volume most members belong to (so that a
  * member of another volume is the one named, even when it is newer), the
- * newest. NULL when every present member is blank.
+ * newest. Members given with rebuild are candidates only when no other
+ * member has a superblock: their data are rebuilt, and a copy of the
+ * volume used apart must not bring its state along (1.11.6). NULL when
+ * every present member is blank.
  */
 static const struct rs_sb *rs_assemble_reference(const struct rs_activation *a)
 {
 	const struct rs_sb *best = NULL, *s, *t;
-	unsigned int i, j, votes, best_votes = 0;
+	unsigned int i, j, votes, best_votes = 0, pass;
 
-	for (i = 0; i < a->n; i++) {
-		s = a->slot[i].missing ? NULL : rs_slot_newest(&a->slot[i]);
-		if (!s)
-			continue;
-		votes = 0;
-		for (j = 0; j < a->n; j++) {
-			t = a->slot[j].missing ? NULL : rs_slot_newest(&a->slot[j]);
-			if (t)
-				votes += !memcmp(s->uuid, t->uuid, sizeof(s->uuid));
-		}
-		if (votes > best_votes || (votes == best_votes && s->events > best->events)) {
-			best = s;
-			best_votes = votes;
+	for (pass = 0; pass < 2 && !best; pass++) {
+		for (i = 0; i < a->n; i++) {
+			if (a->slot[i].missing || (!pass && a->slot[i].rebuild))
+				continue;
+			s = rs_slot_newest(&a->slot[i]);
+			if (!s)
+				continue;
+			votes = 0;
+			for (j = 0; j < a->n; j++) {
+				t = a->slot[j].missing ? NULL : rs_slot_newest(&a->slot[j]);
+				if (t)
+					votes += !memcmp(s->uuid, t->uuid, sizeof(s->uuid));
+			}
+			if (votes > best_votes ||
+			    (votes == best_votes && s->events > best->events)) {
+				best = s;
+				best_votes = votes;
+			}
 		}
 	}
 	return best;
+}
+
+/*
+ * Whether members at the newest generation have different histories: every
+ * commit writes one superblock, log nonce included, to every member in
+ * service, and every activation and member failure draws a new nonce, so
+ * equal generations with different nonces are copies of one volume
+ * activated apart (a clone of the members, each side used). Their data
+ * differ and neither parity covers the other's writes. A member given with
+ * rebuild takes no part: its data are rebuilt, whoever it came from.
+ * Returns 0 when they agree, 1 with *@slot a member outside the nonce most
+ * of them share, -1 when no nonce has more members than every other.
+ */
+static int rs_assemble_split(const struct rs_activation *a, const struct rs_sb *newest,
+			     int *slot)
+{
+	const struct rs_sb *nc[RS_MAX_DEVS] = { NULL };	/* the voters' copies */
+	unsigned int i, j, n, most = 0, major = 0;
+	bool tie = false;
+
+	for (i = 0; i < a->n; i++) {
+		const struct rs_slot *sl = &a->slot[i];
+
+		if (sl->missing || sl->rebuild || rs_slot_blank(sl))
+			continue;
+		if (rs_slot_newest(sl)->events == newest->events)
+			nc[i] = rs_slot_newest(sl);
+	}
+	for (i = 0; i < a->n; i++) {
+		if (!nc[i])
+			continue;
+		for (j = 0, n = 0; j < a->n; j++)
+			n += nc[j] && nc[j]->log_nonce == nc[i]->log_nonce;
+		if (n > most) {
+			most = n;
+			major = i;
+			tie = false;
+		} else if (n == most && nc[i]->log_nonce != nc[major]->log_nonce) {
+			tie = true;
+		}
+	}
+	if (tie)
+		return -1;
+	for (i = 0; i < a->n; i++) {
+		if (nc[i] && nc[i]->log_nonce != nc[major]->log_nonce) {
+			*slot = i;
+			return 1;
+		}
+	}
+	return 0;
 }
 
 /* A new volume: every present member gets a superblock. */
@@ -259,6 +326,7 @@ void rs_assemble(const struct rs_activation *a, struct rs_assembly *out)
 {
 	const struct rs_sb *newest = NULL, *s;
 	unsigned int i, present = 0, blank = 0, failed;
+	int split;
 	struct rs_sb *sb = &out->sb;
 
 	memset(out, 0, sizeof(*out));
@@ -293,6 +361,11 @@ void rs_assemble(const struct rs_activation *a, struct rs_assembly *out)
 		return rs_assemble_fresh(a, out);
 	}
 
+	/* Its commits would pass the limit, and a copy past it is refused. */
+	if (newest->events > RS_SB_MAX_EVENTS - RS_SB_EVENTS_SPARE)
+		return rs_refuse(out, -1,
+				 "Superblock generation too near its limit (not written by dm-rainssd?)");
+
 	/* Every member with a superblock must belong here. */
 	for (i = 0; i < a->n; i++) {
 		const struct rs_slot *sl = &a->slot[i];
@@ -307,7 +380,8 @@ void rs_assemble(const struct rs_activation *a, struct rs_assembly *out)
 		    s->data_offset != a->geom.data_offset)
 			return rs_refuse(out, i,
 				 "Member superblock geometry (chunk, #devs, data offset) differs from the table");
-		if (a->region_given && s->region_stripes != a->region_stripes)
+		/* 0: made by 1.4.0, which gets the table's regions now. */
+		if (a->region_given && s->region_stripes && s->region_stripes != a->region_stripes)
 			return rs_refuse(out, i,
 				 "Member superblock bitmap region differs from the table's region_size");
 		if (a->tier_given && s->tier_sectors != a->tier_sectors)
@@ -322,6 +396,14 @@ void rs_assemble(const struct rs_activation *a, struct rs_assembly *out)
 		if (s->role != i)
 			return rs_refuse(out, i,
 				 "Member is in the wrong place: its superblock gives another role");
+	}
+	switch (rs_assemble_split(a, newest, &split)) {
+	case 1:
+		return rs_refuse(out, split,
+				 "Member has the newest generation but another history than most members (a copy of the volume used apart): give rebuild <idx> for it");
+	case -1:
+		return rs_refuse(out, -1,
+				 "Members at the newest generation have different histories, as many on each side (copies of one volume used apart): no majority to follow");
 	}
 	if (a->stripes > newest->stripes)
 		return rs_refuse(out, -1,
@@ -341,7 +423,14 @@ void rs_assemble(const struct rs_activation *a, struct rs_assembly *out)
 		else if (newest->state[i] == RS_MS_REBUILDING)
 			out->log_from = min(out->log_from, newest->cp[i]);
 	}
-	out->log_cover = newest->flags & RS_SBF_UNCOVERED ? U64_MAX : out->log_from;
+	out->log_cover = out->log_from;
+	if (newest->flags & RS_SBF_UNCOVERED)
+		out->log_cover = max(out->log_cover, newest->uncovered_to);
+	out->no_bitmap = !newest->region_stripes;
+	if (out->no_bitmap) {
+		out->log_from = U64_MAX;
+		out->log_cover = U64_MAX;
+	}
 	for (i = 0; i < a->n; i++) {
 		const struct rs_slot *sl = &a->slot[i];
 		bool stale = false;

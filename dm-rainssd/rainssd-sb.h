@@ -41,14 +41,28 @@ enum rs_mstate {
 	RS_NR_MSTATES,
 };
 
+/*
+ * The highest generation a superblock may hold (1.11.6): one commit a
+ * microsecond takes 292,000 years to get there, and a copy beyond it
+ * would wrap to 0 at the next commit, which no activation takes.
+ */
+#define RS_SB_MAX_EVENTS	S64_MAX
+/* A volume whose newest generation is within this of it is not activated. */
+#define RS_SB_EVENTS_SPARE	BIT_ULL(32)
+
 /* Superblock flags. */
 #define RS_SBF_CLEAN		BIT(0)	/* shut down cleanly (suspend + dtr) */
 /*
- * (1.11.4) The bitmap's dirty regions were left by an unclean shutdown of a
- * volume no member of which was out, so no degraded-log record covers their
- * writes: they can only be resynced with every member's data, whatever the
- * member states say later. Set from the activation that finds them until
- * none is left; older modules refuse a superblock with it.
+ * (1.11.4) The bitmap's dirty regions below stripe uncovered_to were left
+ * by an unclean shutdown when no degraded-log record covered their writes
+ * (no member was out, or they were below a rebuilding member's
+ * checkpoint): they can only be resynced with every member's data,
+ * whatever the member states say later. Set from the activation that finds
+ * them until none is left. On disk, 0 in uncovered_to with the flag is the
+ * whole volume (1.11.4 and 1.11.5 wrote only that); 1.11.6 writes a
+ * boundary, which older modules take as a corrupt copy (reserved bytes not
+ * zero) and fall back to the other, older one: downgrade only after a
+ * clean shutdown, which clears both.
  */
 #define RS_SBF_UNCOVERED	BIT(1)
 #define RS_SBF_KNOWN		(RS_SBF_CLEAN | RS_SBF_UNCOVERED)
@@ -78,7 +92,8 @@ struct rs_sb_disk {
 	__le64 log_nonce;		/* degraded-write log records of this state carry it */
 	__le64 tier_start;		/* format 2: the RAID1 tier's first member sector */
 	__le64 tier_sectors;		/* format 2: its length on every member */
-	__u8 reserved[16];
+	__le64 uncovered_to;		/* with RS_SBF_UNCOVERED; 0 then: every stripe */
+	__u8 reserved[8];
 	struct rs_sb_member_disk members[RS_MAX_DEVS];
 } __packed;
 
@@ -97,6 +112,7 @@ struct rs_sb {
 	u32 region_stripes;
 	u64 log_nonce;
 	u64 tier_start, tier_sectors;	/* the RAID1 tier; 0 sectors: none */
+	u64 uncovered_to;		/* RS_SBF_UNCOVERED: U64_MAX or a stripe; else 0 */
 	u8 state[RS_MAX_DEVS];		/* enum rs_mstate */
 	u64 cp[RS_MAX_DEVS];		/* rebuild checkpoints */
 };
@@ -148,10 +164,18 @@ struct rs_assembly {
 	 * since the newest superblock was written (if it was not written
 	 * clean): 0 with a member failed in it, a rebuilding member's
 	 * checkpoint, U64_MAX when no member was out; log_cover the same,
-	 * but U64_MAX with RS_SBF_UNCOVERED (older dirty regions no record
-	 * covers).
+	 * but not below uncovered_to with RS_SBF_UNCOVERED (older dirty
+	 * regions no record covers).
 	 */
 	u64 log_from, log_cover;
+	/*
+	 * The superblocks name no write-intent bitmap: a volume made by 1.4.0,
+	 * which kept neither a bitmap nor a log. Its bitmap area holds what
+	 * the device held before, so none of it is read; after an unclean
+	 * shutdown every region is dirty and no record covers any (log_from
+	 * and log_cover U64_MAX).
+	 */
+	bool no_bitmap;
 };
 
 void rs_assemble(const struct rs_activation *a, struct rs_assembly *out);

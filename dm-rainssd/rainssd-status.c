@@ -121,7 +121,7 @@ static void rs_status_tier(struct rainssd *rs, char *result, unsigned int maxlen
  */
 void rs_status_info(struct rainssd *rs, char *result, unsigned int maxlen)
 {
-	unsigned int sz = 0, i, n = rs->geom.n, used, peak;
+	unsigned int sz = 0, i, n = rs->geom.n, used, peak, rb;
 	struct rs_stats *st = rs->stats_sum;
 	struct rs_load_snap *snap;
 	const char *action;
@@ -130,9 +130,11 @@ void rs_status_info(struct rainssd *rs, char *result, unsigned int maxlen)
 	mutex_lock(&rs->stats_lock);
 	rs_sum_stats(rs);
 	DMEMIT("%s %u ", RS_VERSION_STR, n);
+	/* The rebuild before the failed members: see rs_member_holds(). */
+	rb = READ_ONCE(rs->rebuild_member);
+	smp_rmb();	/* pairs with smp_mb__after_atomic() in rs_meta_publish() */
 	for (i = 0; i < n; i++)
-		DMEMIT("%c", rs_member_dead(rs, i) ? 'D' :
-		       i == READ_ONCE(rs->rebuild_member) ? 'a' : 'A');
+		DMEMIT("%c", rs_member_dead(rs, i) ? 'D' : i == rb ? 'a' : 'A');
 	for (i = 0; i < RS_NR_BASIC_STATS; i++)
 		DMEMIT(" %llu", st->c[i]);
 	DMEMIT(" %s %s", rs_policy_name(READ_ONCE(rs->policy)),
@@ -219,6 +221,15 @@ int rs_message(struct dm_target *ti, unsigned int argc, char **argv,
 			DMWARN_LIMIT("fail: member index must be 0..%u, not '%s'",
 				     rs->geom.n - 1, argv[1]);
 			return -EINVAL;
+		}
+		/*
+		 * A table whose first resume failed: that resume decides the
+		 * member states again from the superblocks, so a failure now
+		 * would be forgotten there (1.11.6).
+		 */
+		if (READ_ONCE(rs->act)) {
+			DMWARN_LIMIT("fail: this table never resumed; give the member as -");
+			return -EBUSY;
 		}
 		rs_member_failed(rs, idx, "failed by message");
 		return 0;

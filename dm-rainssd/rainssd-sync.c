@@ -104,7 +104,7 @@ static enum rs_sync_what rs_sync_next(struct rs_sync *s, u64 *pos)
 		s->regions_done++;
 		/* Every region the log did not cover resynced: the flag goes. */
 		if (!rs_bitmap_to_sync(rs->bitmap))
-			rs_meta_set_uncovered(rs->meta, false);
+			rs_meta_set_uncovered(rs->meta, 0);
 	}
 	if (resync < rs->stripes) {
 		if (rb != RS_NO_MEMBER)
@@ -112,9 +112,25 @@ static enum rs_sync_what rs_sync_next(struct rs_sync *s, u64 *pos)
 		*pos = resync;
 		return RS_SYNC_RESYNC;
 	}
-	if (rb != RS_NO_MEMBER) {
+	if (rb != RS_NO_MEMBER && cp < rs->stripes) {
 		*pos = cp;
 		return RS_SYNC_REBUILD;
+	}
+	if (rb != RS_NO_MEMBER) {
+		/*
+		 * Past the end: in service once the superblocks say the
+		 * rebuild got there (until then updates above the checkpoint
+		 * on disk wait, rs_meta_wait_rebuild_cp). Put in service
+		 * first, a cut before the commit resumed the rebuild below
+		 * the end and replayed records over updates since (1.11.6).
+		 */
+		rs_meta_request_commit(rs->meta);
+		rs_meta_commit_wait(rs->meta);
+		if (READ_ONCE(rs->rebuild_cp_durable) < rs->stripes)
+			return RS_SYNC_IDLE;
+		rs_meta_set_rebuild_cp(rs->meta, cp, true);
+		if (rs_meta_state(rs->meta, rb) == RS_MS_IN_SYNC)
+			DMINFO("recover done");
 	}
 	if (s->scrub != RS_SYNC_IDLE) {
 		if (s->scrub_pos < rs->stripes) {
@@ -292,7 +308,9 @@ static void rs_sync_done(void *ctx, blk_status_t status, u64 mismatches)
 		spin_unlock_irq(&s->lock);
 		end = false;
 	} else if (s->what == RS_SYNC_REBUILD) {
-		rs_meta_set_rebuild_cp(rs->meta, cp, end);
+		/* Done once that is committed: rs_sync_next(). */
+		rs_meta_set_rebuild_cp(rs->meta, cp, false);
+		end = false;
 	} else {
 		rs_meta_set_resync_cp(rs->meta, cp);
 	}

@@ -45,6 +45,28 @@ void rs_member_failed(struct rainssd *rs, unsigned int m, const char *why)
 }
 
 /*
+ * Whether member @m holds its data of @stripe: not failed, and not at or
+ * above a rebuild's checkpoint (U64_MAX: anywhere). The rebuild's member
+ * is read before the failed members, and rs_meta_publish() sets a failed
+ * member's bit before it ends a rebuild: a rebuilding member that fails
+ * is seen as one or the other, never as neither (up to 1.11.7 a read
+ * mapped in between went to it above the checkpoint: bytes never rebuilt).
+ * While I/O is served the rebuild's member only ever goes from a member
+ * to none (a rebuild starts at an activation), and its checkpoint only
+ * grows after the rebuilt data is on the member: a stale checkpoint is a
+ * lower one. Any context.
+ */
+bool rs_member_holds(struct rainssd *rs, unsigned int m, u64 stripe)
+{
+	unsigned int rb = READ_ONCE(rs->rebuild_member);
+	u64 cp = READ_ONCE(rs->rebuild_cp);
+
+	rs_fault_spin(RS_FAULT_DELAY_MAP);
+	smp_rmb();	/* pairs with smp_mb__after_atomic() in rs_meta_publish() */
+	return !(m == rb && stripe >= cp) && !rs_member_dead(rs, m);
+}
+
+/*
  * A read of member @m failed and its data was (or is being) rebuilt from
  * the others: a corrected read error, md's fix_read_error. Past
  * max_corr_read_errors the member is failed; returns whether it is.
@@ -423,7 +445,12 @@ static int rs_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Cannot allocate the resync and rebuild state";
 		goto bad;
 	}
-	r = rs_bitmap_create(rs, rs_meta_region_stripes(rs->meta), &rs->bitmap);
+	/*
+	 * A volume made by 1.4.0 names no bitmap; the first resume writes the
+	 * region size this table gives, and the bitmap runs from then on.
+	 */
+	r = rs_bitmap_create(rs, rs_meta_region_stripes(rs->meta) ?: rs->act->region_stripes,
+			     &rs->bitmap);
 	if (r) {
 		ti->error = "Cannot allocate the write-intent bitmap";
 		goto bad;
@@ -529,7 +556,7 @@ static int rs_map_tier_read(struct rainssd *rs, struct rs_bio *rb, struct bio *b
 {
 	struct rs_tier *tr = rs->tier;
 	const struct rs_tier_layout *t = rs_tier_layout_of(tr);
-	unsigned int e = rs_tier_read_begin(tr), rb_m = READ_ONCE(rs->rebuild_member);
+	unsigned int e = rs_tier_read_begin(tr);
 	unsigned int first = loc->row / RS_TIER_ROW_SECTORS, row, last, c, cm[2], best = 2;
 	struct rs_tier_view v;
 	u32 slot[2];
@@ -553,8 +580,7 @@ static int rs_map_tier_read(struct rainssd *rs, struct rs_bio *rb, struct bio *b
 	resync = rs_bitmap_needs_sync(rs->bitmap, loc->stripe);
 	for (c = 0; c < 2; c++) {
 		rs_tier_r_copy(t, v.r, loc->k, c, &cm[c], &slot[c]);
-		if (rs_member_dead(rs, cm[c]) ||
-		    (cm[c] == rb_m && loc->stripe >= READ_ONCE(rs->rebuild_cp)))
+		if (!rs_member_holds(rs, cm[c], loc->stripe))
 			continue;
 		if (best == 2 || (!resync && rs_load_queued(&rs->load, cm[c]) <
 					     rs_load_queued(&rs->load, cm[best])))
@@ -601,9 +627,7 @@ static int rs_map_read(struct rainssd *rs, struct rs_bio *rb, struct bio *bio)
 	}
 	rb->member = loc.member;
 	rb->bad = 0;
-	unreadable = rs_member_dead(rs, loc.member) ||
-		     (loc.member == READ_ONCE(rs->rebuild_member) &&
-		      loc.stripe >= READ_ONCE(rs->rebuild_cp));
+	unreadable = !rs_member_holds(rs, loc.member, loc.stripe);
 	rb->by_choice = !unreadable && rs_read_around(rs, loc.member, NULL);
 	if (rb->by_choice || unreadable) {
 		rb->t_map = ktime_get_ns();
@@ -634,6 +658,7 @@ static int rs_map_bio(struct dm_target *ti, struct bio *bio)
 		 * held (1.11.4 ended it at once).
 		 */
 		if (rs_member_dead(rs, rb->member)) {
+			rb->kind = RS_BIO_FLUSH_HELD;
 			rs_meta_end_after_commit(rs->meta, bio);
 			return DM_MAPIO_SUBMITTED;
 		}
@@ -682,8 +707,13 @@ static int rs_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 		rs_tier_read_end(rs->tier, rb->tier_epoch);
 		rb->tier_epoch = RS_NO_EPOCH;
 	}
-	/* Stripe and wide reads dealt with their members' errors already. */
-	if (!*error || rb->kind == RS_BIO_STRIPE || rb->kind == RS_BIO_WIDE)
+	/*
+	 * Stripe and wide reads dealt with their members' errors already; a
+	 * flush's share held for a commit fails only when no member took it
+	 * (its member may be "-": no device to name).
+	 */
+	if (!*error || rb->kind == RS_BIO_STRIPE || rb->kind == RS_BIO_WIDE ||
+	    rb->kind == RS_BIO_FLUSH_HELD)
 		return DM_ENDIO_DONE;
 	/*
 	 * Not the member's fault: a nowait bio that would block, or readahead,
@@ -701,6 +731,7 @@ static int rs_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 			return DM_ENDIO_DONE;
 		/* Done once the superblocks say the member failed (1.11.4). */
 		bio->bi_status = BLK_STS_OK;
+		rb->kind = RS_BIO_FLUSH_HELD;
 		rs_meta_end_after_commit(rs->meta, bio);
 		return DM_ENDIO_INCOMPLETE;
 	}
@@ -791,12 +822,24 @@ static int rs_first_resume(struct rainssd *rs)
 	r = rs_meta_prepare(rs->meta, rs->act, &boot);
 	if (r)
 		return r;
+	/*
+	 * The bitmap was made at the constructor from the superblocks then;
+	 * another table's activation since may have given the volume other
+	 * regions (a 1.4.0 volume gets its first ones so). Bits on one grid
+	 * read on another would miss dirty stripes.
+	 */
+	if (rs_bitmap_regions(rs->bitmap) != rs_meta_region_stripes(rs->meta)) {
+		DMERR("resume refused: the superblocks' bitmap regions changed since the load");
+		return -EINVAL;
+	}
 	unclean = !boot.clean;
 	if (unclean && rs_fault_skip_resync()) {
 		DMWARN("unclean shutdown, but skip_unclean_resync is set: parity taken as it is");
 		unclean = false;
 	}
-	if (unclean && boot.degraded) {
+	if (unclean && boot.no_bitmap) {
+		DMWARN("unclean shutdown, no bitmap or log (made by 1.4.0): every region is dirty");
+	} else if (unclean && boot.degraded) {
 		r = rs_log_replay(rs->log, boot.nonce, boot.log_from, &replayed);
 		if (r) {
 			DMERR("unclean shutdown while degraded: log replay failed (%d)", r);
@@ -823,24 +866,39 @@ static int rs_first_resume(struct rainssd *rs)
 	}
 	/*
 	 * The bitmap's dirty regions are resynced where the log does not
-	 * cover them. Where no member was out before the cut (or the regions
-	 * are older than that: RS_SBF_UNCOVERED), nothing covers them, so
-	 * that a member missing, stale or rebuilt now leaves its chunks
-	 * there unreadable (never rebuilt from parity the cut may have torn)
-	 * until every member's data can resync them. The flag is committed
-	 * with the new state, before anything can be written.
+	 * cover them. Where no member was out before the cut, below a
+	 * rebuilding member's checkpoint, or below where an earlier cut left
+	 * regions uncovered (RS_SBF_UNCOVERED), nothing covers them, so that
+	 * a member missing, stale or rebuilt now leaves its chunks there
+	 * unreadable (never rebuilt from parity the cut may have torn) until
+	 * every member's data can resync them. That boundary is committed
+	 * with the new state, before anything can be written: the member
+	 * states the activation writes would otherwise make the next one
+	 * take those regions as covered (1.11.6).
 	 */
 	rs->log_cover = unclean ? boot.log_cover : U64_MAX;
-	if (unclean && boot.log_cover == U64_MAX)
-		rs_meta_set_uncovered(rs->meta, true);
+	if (unclean && boot.log_cover)
+		rs_meta_set_uncovered(rs->meta, boot.log_cover);
+	/*
+	 * A volume made by 1.4.0: its bitmap goes on the members before the
+	 * superblocks name it, so that a cut or a failure in between finds a
+	 * 1.4.0 volume again (resynced whole if unclean), never the device's
+	 * old bytes taken for its bitmap.
+	 */
+	if (boot.no_bitmap) {
+		r = rs_bitmap_load(rs->bitmap, unclean, rs->log_cover, true);
+		if (r)
+			return r;
+	}
 	r = rs_meta_activate(rs->meta);
 	if (r)
 		return r;
-	r = rs_bitmap_load(rs->bitmap, unclean, rs->log_cover);
+	if (!boot.no_bitmap)
+		r = rs_bitmap_load(rs->bitmap, unclean, rs->log_cover, false);
 	if (!r && unclean && READ_ONCE(rs->dead_mask) && rs_bitmap_to_sync(rs->bitmap))
 		rs_dirty_unreadable(rs);
 	if (!r && !rs_bitmap_to_sync(rs->bitmap))
-		rs_meta_set_uncovered(rs->meta, false);	/* no region was left */
+		rs_meta_set_uncovered(rs->meta, 0);	/* no region was left */
 	return r;
 }
 
@@ -911,7 +969,7 @@ static void rs_postsuspend(struct dm_target *ti)
 
 static struct target_type rainssd_target = {
 	.name = "rainssd",
-	.version = {1, 11, 4},
+	.version = {1, 11, 8},
 	.module = THIS_MODULE,
 	.ctr = rs_ctr,
 	.dtr = rs_dtr,

@@ -884,7 +884,7 @@ static bool rs_tier_member_readable(struct rs_tier *tr, unsigned int m)
 {
 	struct rainssd *rs = tr->rs;
 
-	return rs->dev[m] && !rs_member_dead(rs, m) && m != READ_ONCE(rs->rebuild_member);
+	return rs->dev[m] && rs_member_holds(rs, m, U64_MAX);
 }
 
 /*

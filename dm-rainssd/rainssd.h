@@ -82,7 +82,7 @@
 #include "rainssd-shape.h"
 
 #define DM_MSG_PREFIX "rainssd"
-#define RS_VERSION_STR "1.11.5"
+#define RS_VERSION_STR "1.11.8"
 
 /* md's defaults: speed_limit_min and _max (KiB/s per member), max_corr_read_errors. */
 #define RS_DEF_MIN_RECOVERY_RATE	1000
@@ -218,6 +218,7 @@ enum rs_bio_kind {
 	RS_BIO_STRIPE,		/* served by stripe operations */
 	RS_BIO_FLUSH,		/* one of the empty flushes, one per member */
 	RS_BIO_WIDE,		/* a read of several chunks, straight from the members */
+	RS_BIO_FLUSH_HELD,	/* a flush's share for a failed member, ended after a commit */
 };
 
 struct rs_bio {
@@ -264,6 +265,7 @@ static inline bool rs_member_dead(struct rainssd *rs, unsigned int m)
 }
 
 /* rainssd-target.c */
+bool rs_member_holds(struct rainssd *rs, unsigned int m, u64 stripe);
 void rs_member_failed(struct rainssd *rs, unsigned int m, const char *why);
 bool rs_read_error(struct rainssd *rs, unsigned int m);
 bool rs_read_around(struct rainssd *rs, unsigned int m, bool *probe);

@@ -206,7 +206,7 @@ static void rs_bitmap_test_unclean_resync(struct kunit *test)
 	__set_bit_le(3, b->image);
 	__set_bit_le(62, b->image);
 	__set_bit_le(63, b->image);	/* past the last region: noise */
-	KUNIT_ASSERT_EQ(test, rs_bitmap_load(b, true, U64_MAX), 0);
+	KUNIT_ASSERT_EQ(test, rs_bitmap_load(b, true, U64_MAX, false), 0);
 	KUNIT_EXPECT_EQ(test, rs_bitmap_to_sync(b), 2ULL);
 	KUNIT_EXPECT_FALSE(test, t_bm_bit(t, 63, b->image));
 	KUNIT_EXPECT_TRUE(test, rs_bitmap_needs_sync(b, 48));
@@ -254,7 +254,7 @@ static void rs_bitmap_test_log_cover(struct kunit *test)
 	__set_bit_le(2, b->image);	/* 32-47: starts below 40 */
 	__set_bit_le(3, b->image);	/* 48-63: covered */
 	__set_bit_le(9, b->image);	/* covered */
-	KUNIT_ASSERT_EQ(test, rs_bitmap_load(b, true, 40), 0);
+	KUNIT_ASSERT_EQ(test, rs_bitmap_load(b, true, 40, false), 0);
 	KUNIT_EXPECT_EQ(test, rs_bitmap_to_sync(b), 2ULL);
 	KUNIT_EXPECT_TRUE(test, rs_bitmap_needs_sync(b, 16));
 	KUNIT_EXPECT_TRUE(test, rs_bitmap_needs_sync(b, 47));
@@ -273,7 +273,7 @@ static void rs_bitmap_test_log_cover(struct kunit *test)
 	/* Covered from stripe 0 (a member failed before the cut): nothing to resync. */
 	t = t_bm_new(test);
 	__set_bit_le(5, t->b->image);
-	KUNIT_ASSERT_EQ(test, rs_bitmap_load(t->b, true, 0), 0);
+	KUNIT_ASSERT_EQ(test, rs_bitmap_load(t->b, true, 0, false), 0);
 	KUNIT_EXPECT_EQ(test, rs_bitmap_to_sync(t->b), 0ULL);
 }
 
@@ -283,9 +283,35 @@ static void rs_bitmap_test_clean_load(struct kunit *test)
 	struct t_bm *t = t_bm_new(test);
 
 	__set_bit_le(5, t->b->image);
-	KUNIT_ASSERT_EQ(test, rs_bitmap_load(t->b, false, U64_MAX), 0);
+	KUNIT_ASSERT_EQ(test, rs_bitmap_load(t->b, false, U64_MAX, false), 0);
 	KUNIT_EXPECT_EQ(test, rs_bitmap_to_sync(t->b), 0ULL);
 	KUNIT_EXPECT_FALSE(test, t_bm_bit(t, 5, t->b->image));
+	KUNIT_EXPECT_EQ(test, rs_bitmap_quiesce(t->b), 1);
+}
+
+/*
+ * A volume made by 1.4.0 (1.11.7): its bitmap area was never written, so
+ * after an unclean shutdown every region is to resync, and none after a
+ * clean one.
+ */
+static void rs_bitmap_test_no_image(struct kunit *test)
+{
+	struct t_bm *t = t_bm_new(test);
+	u64 first = 1, nr = 0;
+
+	KUNIT_ASSERT_EQ(test, rs_bitmap_load(t->b, true, U64_MAX, true), 0);
+	KUNIT_EXPECT_EQ(test, rs_bitmap_to_sync(t->b), t->b->nr_regions);
+	KUNIT_EXPECT_EQ(test, t->b->nr_regions, 63ULL);
+	KUNIT_EXPECT_FALSE(test, t_bm_bit(t, 63, t->b->image));
+	KUNIT_EXPECT_TRUE(test, rs_bitmap_needs_sync(t->b, 0));
+	KUNIT_EXPECT_TRUE(test, rs_bitmap_needs_sync(t->b, T_STRIPES - 1));
+	KUNIT_ASSERT_TRUE(test, rs_bitmap_next_sync(t->b, &first, &nr));
+	KUNIT_EXPECT_EQ(test, first, 0ULL);
+	KUNIT_EXPECT_EQ(test, rs_bitmap_quiesce(t->b), 0);
+
+	t = t_bm_new(test);
+	KUNIT_ASSERT_EQ(test, rs_bitmap_load(t->b, false, U64_MAX, true), 0);
+	KUNIT_EXPECT_EQ(test, rs_bitmap_to_sync(t->b), 0ULL);
 	KUNIT_EXPECT_EQ(test, rs_bitmap_quiesce(t->b), 1);
 }
 
@@ -296,6 +322,7 @@ static struct kunit_case rs_bitmap_cases[] = {
 	KUNIT_CASE(rs_bitmap_test_unclean_resync),
 	KUNIT_CASE(rs_bitmap_test_log_cover),
 	KUNIT_CASE(rs_bitmap_test_clean_load),
+	KUNIT_CASE(rs_bitmap_test_no_image),
 	{}
 };
 

@@ -72,6 +72,7 @@ static void t_sb_init(struct rs_sb *sb, unsigned int n)
 	sb->resync_cp = T_STRIPES;
 	sb->role = 1;
 	sb->ctime = 1700000000ULL;
+	sb->region_stripes = 16;	/* a bitmap, as every module since 1.5.0 writes */
 	for (i = 0; i < n; i++)
 		sb->state[i] = RS_MS_IN_SYNC;
 }
@@ -104,7 +105,7 @@ static void t_sb_random(struct rnd_state *r, struct rs_sb *sb, unsigned int n)
 	memset(sb, 0, sizeof(*sb));
 	prandom_bytes_state(r, sb->uuid, sizeof(sb->uuid));
 	sb->n = n ?: RS_MIN_DEVS + prandom_u32_state(r) % (RS_MAX_DEVS - RS_MIN_DEVS + 1);
-	sb->events = t_u64(r) >> (prandom_u32_state(r) % 64) ?: 1;
+	sb->events = t_u64(r) >> 1 >> (prandom_u32_state(r) % 63) ?: 1;
 	sb->chunk = RS_MIN_CHUNK <<
 		    (prandom_u32_state(r) % (ilog2(RS_MAX_CHUNK / RS_MIN_CHUNK) + 1));
 	sb->data_offset = t_u64(r) >> (prandom_u32_state(r) % 64);
@@ -112,6 +113,8 @@ static void t_sb_random(struct rnd_state *r, struct rs_sb *sb, unsigned int n)
 	sb->resync_cp = prandom_u32_state(r) % 2 ? sb->stripes : t_upto(r, sb->stripes);
 	sb->role = prandom_u32_state(r) % sb->n;
 	sb->flags = prandom_u32_state(r) & RS_SBF_KNOWN;
+	if (sb->flags & RS_SBF_UNCOVERED)
+		sb->uncovered_to = prandom_u32_state(r) % 2 ? U64_MAX : t_u64(r) | 1;
 	sb->ctime = t_u64(r);
 	for (i = 0; i < RS_MAX_DEVS; i++) {
 		if (i >= sb->n) {
@@ -133,7 +136,8 @@ static bool t_same(const struct rs_sb *want, const struct rs_sb *got)
 	    got->chunk != want->chunk || got->n != want->n ||
 	    got->data_offset != want->data_offset || got->stripes != want->stripes ||
 	    got->resync_cp != want->resync_cp || got->role != want->role ||
-	    got->flags != want->flags || got->ctime != want->ctime)
+	    got->flags != want->flags || got->ctime != want->ctime ||
+	    got->uncovered_to != want->uncovered_to)
 		return false;
 	for (i = 0; i < RS_MAX_DEVS; i++)
 		if (got->state[i] != (i < want->n ? want->state[i] : RS_MS_NONE) ||
@@ -157,6 +161,7 @@ static void t_expect_same(struct kunit *test, const struct rs_sb *want, const st
 	KUNIT_EXPECT_EQ(test, got->role, want->role);
 	KUNIT_EXPECT_EQ(test, got->flags, want->flags);
 	KUNIT_EXPECT_EQ(test, got->ctime, want->ctime);
+	KUNIT_EXPECT_EQ(test, got->uncovered_to, want->uncovered_to);
 	for (i = 0; i < RS_MAX_DEVS; i++) {
 		if (i < want->n) {
 			KUNIT_EXPECT_EQ_MSG(test, got->state[i], want->state[i], "member %u", i);
@@ -205,6 +210,7 @@ static void rs_sb_test_layout(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, offsetof(struct rs_sb_disk, role), 72);
 	KUNIT_EXPECT_EQ(test, offsetof(struct rs_sb_disk, flags), 76);
 	KUNIT_EXPECT_EQ(test, offsetof(struct rs_sb_disk, ctime), 80);
+	KUNIT_EXPECT_EQ(test, offsetof(struct rs_sb_disk, uncovered_to), 120);
 	KUNIT_EXPECT_EQ(test, offsetof(struct rs_sb_disk, members), 136);
 	KUNIT_EXPECT_EQ(test, sizeof(struct rs_sb_member_disk), 16);
 	KUNIT_EXPECT_EQ(test, sizeof(struct rs_sb_disk), 136 + 16 * RS_MAX_DEVS);
@@ -336,8 +342,8 @@ static void rs_sb_test_every_byte(struct kunit *test)
 enum t_edit {
 	E_NONE, E_VERSION0, E_VERSION2, E_N0, E_N2, E_N32, E_N33, E_ROLE_N, E_ROLE_LAST,
 	E_ROLE_HUGE, E_CHUNK0, E_CHUNK24, E_CHUNK_MAX, E_CHUNK_BELOW, E_CHUNK_ABOVE,
-	E_RESYNC_OVER, E_RESYNC_0, E_EVENTS0,
-	E_EVENTS1, E_EVENTS_MAX, E_FLAGS_CLEAN, E_FLAGS_UNCOVERED, E_FLAGS2, E_FLAGS31,
+	E_RESYNC_OVER, E_RESYNC_0, E_EVENTS0, E_EVENTS1, E_EVENTS_TOP, E_EVENTS_MAX,
+	E_FLAGS_CLEAN, E_FLAGS_UNCOVERED, E_UNCOVERED_TO, E_UNCOVERED_NO_FLAG, E_FLAGS2, E_FLAGS31,
 	E_STATE_AT_N, E_STATE_AT_31, E_CP_AT_N, E_NONE_AT_LAST, E_NONE_AT_0, E_STATE_NR, E_STATE_FF,
 	E_RB_CP_OVER, E_RB_CP_HUGE, E_RB_CP_END, E_FAILED_CP_HUGE,
 };
@@ -366,9 +372,12 @@ static const struct {
 	{ E_RESYNC_0, "resync checkpoint 0", RS_SBR_VALID },
 	{ E_EVENTS0, "events 0", RS_SBR_CORRUPT },
 	{ E_EVENTS1, "events 1", RS_SBR_VALID },
-	{ E_EVENTS_MAX, "events U64_MAX", RS_SBR_VALID },
+	{ E_EVENTS_TOP, "events RS_SB_MAX_EVENTS", RS_SBR_VALID },
+	{ E_EVENTS_MAX, "events RS_SB_MAX_EVENTS + 1", RS_SBR_CORRUPT },
 	{ E_FLAGS_CLEAN, "flags clean", RS_SBR_VALID },
 	{ E_FLAGS_UNCOVERED, "flags clean and uncovered", RS_SBR_VALID },
+	{ E_UNCOVERED_TO, "uncovered below stripe 7", RS_SBR_VALID },
+	{ E_UNCOVERED_NO_FLAG, "uncovered_to without the flag", RS_SBR_CORRUPT },
 	{ E_FLAGS2, "flags bit 2", RS_SBR_CORRUPT },
 	{ E_FLAGS31, "flags bit 31", RS_SBR_CORRUPT },
 	{ E_STATE_AT_N, "a member state at n", RS_SBR_CORRUPT },
@@ -447,14 +456,24 @@ static void t_edit(struct rs_sb_disk *d, enum t_edit e)
 	case E_EVENTS1:
 		d->events = cpu_to_le64(1);
 		break;
+	case E_EVENTS_TOP:
+		d->events = cpu_to_le64(RS_SB_MAX_EVENTS);
+		break;
 	case E_EVENTS_MAX:
-		d->events = cpu_to_le64(U64_MAX);
+		d->events = cpu_to_le64((u64)RS_SB_MAX_EVENTS + 1);
 		break;
 	case E_FLAGS_CLEAN:
 		d->flags = cpu_to_le32(RS_SBF_CLEAN);
 		break;
 	case E_FLAGS_UNCOVERED:
 		d->flags = cpu_to_le32(RS_SBF_CLEAN | RS_SBF_UNCOVERED);
+		break;
+	case E_UNCOVERED_TO:
+		d->flags = cpu_to_le32(RS_SBF_UNCOVERED);
+		d->uncovered_to = cpu_to_le64(7);
+		break;
+	case E_UNCOVERED_NO_FLAG:
+		d->uncovered_to = cpu_to_le64(7);
 		break;
 	case E_FLAGS2:
 		d->flags = cpu_to_le32(BIT(2));
@@ -1008,6 +1027,80 @@ static void rs_sb_test_uuid_newer(struct kunit *test)
 	T_REFUSED(test, v, 2, "another volume");
 }
 
+/*
+ * Two copies of one volume, each activated: a member of one among the
+ * other's at the same generation, its log nonce another. Refused, naming
+ * it, wherever it sits (1.11.6; before, taken as in sync); as many on each
+ * side: refused, naming none. Given with rebuild, it is rebuilt, and the
+ * state (nonce, flags) comes from the others even from a lower slot. A
+ * generation behind, it is stale as any other.
+ */
+static void rs_sb_test_split(struct kunit *test)
+{
+	struct t_vol *v = t_vol(test, T_N);
+
+	v->sb.log_nonce = 0x1111;
+	t_members(test, v, T_E);
+	v->sb.log_nonce = 0x2222;
+	t_member(test, v, 2, T_E);
+	t_assemble(v);
+	T_REFUSED(test, v, 2, "another history");
+
+	/* The odd one in the first slot, and cleanly shut down there. */
+	t_members(test, v, T_E);
+	v->sb.log_nonce = 0x1111;
+	v->sb.flags = RS_SBF_CLEAN;
+	t_member(test, v, 0, T_E);
+	v->sb.flags = 0;
+	t_assemble(v);
+	T_REFUSED(test, v, 0, "another history");
+
+	v->a.slot[0].rebuild = true;
+	t_assemble(v);
+	T_OK(test, v);
+	T_STATES(test, v, "RAAA");
+	KUNIT_EXPECT_EQ(test, v->out.sb.log_nonce, 0x2222ULL);
+	KUNIT_EXPECT_EQ(test, v->out.sb.flags, 0U);
+	v->a.slot[0].rebuild = false;
+
+	t_member(test, v, 0, T_E - 1);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.stale, BIT(0));
+	T_STATES(test, v, "FAAA");
+
+	/* Two and two. */
+	t_member(test, v, 0, T_E);
+	t_member(test, v, 1, T_E);
+	t_assemble(v);
+	T_REFUSED(test, v, -1, "as many on each side");
+
+	/* One nonce everywhere: in sync. */
+	t_members(test, v, T_E);
+	t_assemble(v);
+	T_OK(test, v);
+	T_STATES(test, v, "AAAA");
+}
+
+/*
+ * A generation its commits would take past RS_SB_MAX_EVENTS (a copy there
+ * is refused as corrupt): not activated, with its own error (1.11.6).
+ */
+static void rs_sb_test_events_limit(struct kunit *test)
+{
+	struct t_vol *v = t_vol(test, T_N);
+
+	t_members(test, v, RS_SB_MAX_EVENTS - RS_SB_EVENTS_SPARE);
+	t_assemble(v);
+	T_OK(test, v);
+	t_members(test, v, RS_SB_MAX_EVENTS - RS_SB_EVENTS_SPARE + 1);
+	t_assemble(v);
+	T_REFUSED(test, v, -1, "too near its limit");
+	t_members(test, v, RS_SB_MAX_EVENTS);
+	t_assemble(v);
+	T_REFUSED(test, v, -1, "too near its limit");
+}
+
 /* Members swapped in the table: refused. */
 static void rs_sb_test_role(struct kunit *test)
 {
@@ -1323,6 +1416,93 @@ static void rs_sb_test_log_cover(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, v->out.log_cover, U64_MAX);
 	KUNIT_EXPECT_EQ(test, v->out.log_from, 0ULL);
 	KUNIT_EXPECT_EQ(test, v->out.sb.flags, (u32)RS_SBF_UNCOVERED);
+	KUNIT_EXPECT_EQ(test, v->out.sb.uncovered_to, U64_MAX);
+
+	/*
+	 * 1.11.6: regions below a rebuilding member's checkpoint that a cut
+	 * left, the member failed since: still uncovered below that
+	 * checkpoint, covered above it (the log holds every update there).
+	 */
+	v->sb.uncovered_to = 300;
+	t_members(test, v, T_E);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.log_cover, 300ULL);
+	KUNIT_EXPECT_EQ(test, v->out.log_from, 0ULL);
+	KUNIT_EXPECT_EQ(test, v->out.sb.uncovered_to, 300ULL);
+	/* Rebuilding again, its checkpoint higher now: from there. */
+	v->sb.state[2] = RS_MS_REBUILDING;
+	v->sb.cp[2] = 400;
+	t_members(test, v, T_E);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.log_cover, 400ULL);
+	/* ... and lower: the boundary. */
+	v->sb.cp[2] = 100;
+	t_members(test, v, T_E);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.log_cover, 300ULL);
+	KUNIT_EXPECT_EQ(test, v->out.log_from, 100ULL);
+}
+
+/*
+ * A volume made by 1.4.0 (no bitmap region in its superblocks): 1.4.0 kept
+ * no degraded-write log, so no record covers a stripe, whatever the member
+ * states say (1.11.7). Up to 1.11.6 a member failed in it made the whole
+ * volume count as covered by a log that was never written.
+ */
+static void rs_sb_test_no_bitmap(struct kunit *test)
+{
+	struct t_vol *v = t_vol(test, T_N);
+
+	t_members(test, v, T_E);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_FALSE(test, v->out.no_bitmap);
+
+	v->sb.region_stripes = 0;
+	t_members(test, v, T_E);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_TRUE(test, v->out.no_bitmap);
+	KUNIT_EXPECT_EQ(test, v->out.log_cover, U64_MAX);
+
+	v->sb.state[2] = RS_MS_FAILED;
+	t_members(test, v, T_E);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_TRUE(test, v->out.no_bitmap);
+	KUNIT_EXPECT_EQ(test, v->out.log_from, U64_MAX);
+	KUNIT_EXPECT_EQ(test, v->out.log_cover, U64_MAX);
+
+	v->sb.state[2] = RS_MS_REBUILDING;
+	v->sb.cp[2] = 300;
+	t_members(test, v, T_E);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.log_from, U64_MAX);
+	KUNIT_EXPECT_EQ(test, v->out.log_cover, U64_MAX);
+
+	/* A table's region_size is taken, not refused: the volume has none. */
+	v->sb.state[2] = RS_MS_IN_SYNC;
+	v->a.region_stripes = 128;
+	v->a.region_given = true;
+	t_members(test, v, T_E);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_TRUE(test, v->out.no_bitmap);
+	KUNIT_EXPECT_EQ(test, v->out.sb.region_stripes, 0U);
+	v->a.region_given = false;
+
+	/* With a bitmap, the same states: the log's. */
+	v->sb.state[2] = RS_MS_REBUILDING;
+	v->sb.region_stripes = 16;
+	t_members(test, v, T_E);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_FALSE(test, v->out.no_bitmap);
+	KUNIT_EXPECT_EQ(test, v->out.log_from, 300ULL);
 }
 
 /* No rebuild while the initial resync has not made the parity. */
@@ -1410,6 +1590,8 @@ static struct kunit_case rs_sb_cases[] = {
 	KUNIT_CASE(rs_sb_test_two_stale),
 	KUNIT_CASE(rs_sb_test_uuid),
 	KUNIT_CASE(rs_sb_test_uuid_newer),
+	KUNIT_CASE(rs_sb_test_split),
+	KUNIT_CASE(rs_sb_test_events_limit),
 	KUNIT_CASE(rs_sb_test_role),
 	KUNIT_CASE(rs_sb_test_geometry),
 	KUNIT_CASE(rs_sb_test_region),
@@ -1421,6 +1603,7 @@ static struct kunit_case rs_sb_cases[] = {
 	KUNIT_CASE(rs_sb_test_blank_member),
 	KUNIT_CASE(rs_sb_test_rebuild_resume),
 	KUNIT_CASE(rs_sb_test_log_cover),
+	KUNIT_CASE(rs_sb_test_no_bitmap),
 	KUNIT_CASE(rs_sb_test_rebuild_during_resync),
 	KUNIT_CASE(rs_sb_test_failed_and_rebuilding),
 	KUNIT_CASE(rs_sb_test_names),

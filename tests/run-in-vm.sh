@@ -3,7 +3,8 @@
 # Loads the module, runs the KUnit module if built (unless KUNIT=0), then
 # every integration case matching case-glob (default: the numbered ones); prints `ok - name` / `not ok - name` per test and `RUNNER-DONE` at the
 # end. A case also fails if the kernel log shows an oops, a warning, a lockdep
-# report or a hung task while it ran.
+# report or a hung task while it ran, or runs longer than CASE_TIMEOUT
+# seconds (default 900; exit 124).
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 export REPO
@@ -60,7 +61,7 @@ for c in "${cases[@]}"; do
 	name=$(basename "$c" .sh)
 	mark=$(klog_lines)
 	start=$(date +%s)
-	timeout 900 bash "$c" >/tmp/case.out 2>&1
+	timeout "${CASE_TIMEOUT:-900}" bash "$c" >/tmp/case.out 2>&1
 	rc=$?
 	sed 's/^/    /' /tmp/case.out | tail -30
 	t_teardown >/dev/null 2>&1

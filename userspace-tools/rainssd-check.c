@@ -54,6 +54,7 @@
 #define SB_SIZE			4096
 #define SB_CSUM			12			/* offset of the crc32c field */
 #define SB_MEMBERS		136			/* offset of the member table */
+#define SBF_UNCOVERED		2U	/* 1.11.4: dirty regions no log record covers */
 #define SBF_KNOWN		3U	/* clean, uncovered (1.11.4) */
 enum { MS_NONE, MS_IN_SYNC, MS_FAILED, MS_REBUILDING, NR_MSTATES };
 
@@ -71,7 +72,7 @@ enum { MS_NONE, MS_IN_SYNC, MS_FAILED, MS_REBUILDING, NR_MSTATES };
 
 struct sb {
 	unsigned char uuid[16];
-	uint64_t events;
+	uint64_t events, log_nonce;
 	unsigned int version, chunk, n, role;
 	uint64_t data_offset, stripes, tier_start, tier_sectors;
 	unsigned char state[MAX_DEVS];
@@ -338,10 +339,16 @@ static enum sb_kind sb_decode(const unsigned char *b, struct sb *sb, const char 
 	sb->data_offset = get_le64(b + 48);
 	sb->stripes = get_le64(b + 56);
 	sb->role = get_le32(b + 72);
+	sb->log_nonce = get_le64(b + 96);
 	sb->tier_start = get_le64(b + 104);
 	sb->tier_sectors = get_le64(b + 112);
-	if (get_le32(b + 92) || !all_zero(b + 120, 16)) {
+	if (get_le32(b + 92) || !all_zero(b + 128, 8)) {
 		*why = "reserved bytes not zero";
+		return SB_CORRUPT;
+	}
+	/* 1.11.6: below which stripe dirty regions are uncovered, with its flag */
+	if (get_le64(b + 120) && !(get_le32(b + 76) & SBF_UNCOVERED)) {
+		*why = "an uncovered boundary without its flag";
 		return SB_CORRUPT;
 	}
 	if ((sb->version == SB_VERSION) != !sb->tier_sectors ||
@@ -352,7 +359,8 @@ static enum sb_kind sb_decode(const unsigned char *b, struct sb *sb, const char 
 	}
 	if (sb->n < MIN_DEVS || sb->n > MAX_DEVS || sb->role >= sb->n ||
 	    sb->chunk < MIN_CHUNK || sb->chunk > MAX_CHUNK || (sb->chunk & (sb->chunk - 1)) ||
-	    get_le64(b + 64) > sb->stripes || !sb->events || (get_le32(b + 76) & ~SBF_KNOWN)) {
+	    get_le64(b + 64) > sb->stripes || !sb->events || sb->events > INT64_MAX ||
+	    (get_le32(b + 76) & ~SBF_KNOWN)) {
 		*why = "impossible field values";
 		return SB_CORRUPT;
 	}
@@ -391,7 +399,7 @@ static int read_superblocks(struct member *m, int n, const struct sb **ref)
 	struct sb s[2];
 	const char *why[2];
 	enum sb_kind kind[2];
-	int i, j, c, votes, best_votes = 0;
+	int i, j, c, votes, best_votes = 0, best_i = 0;
 
 	*ref = NULL;
 	buf = alloc_aligned(2 * SB_SIZE);
@@ -434,6 +442,7 @@ static int read_superblocks(struct member *m, int n, const struct sb **ref)
 				 !memcmp(m[i].sb.uuid, m[j].sb.uuid, 16);
 		if (votes > best_votes || (votes == best_votes && m[i].sb.events > best->events)) {
 			best = &m[i].sb;
+			best_i = i;
 			best_votes = votes;
 		}
 	}
@@ -468,6 +477,11 @@ static int read_superblocks(struct member *m, int n, const struct sb **ref)
 			fprintf(stderr, "rainssd-check: %s: superblock older than the newest (events %"
 				PRIu64 " < %" PRIu64 "): the member may be stale\n",
 				m[i].path, x->events, best->events);
+		if (x->events == best->events && x->log_nonce != best->log_nonce) {
+			fprintf(stderr, "rainssd-check: %s: superblock at the newest generation with another history than %s's (copies of one volume used apart)\n",
+				m[i].path, m[best_i].path);
+			return -1;
+		}
 	}
 	for (i = 0; i < (int)best->n; i++)
 		if (best->state[i] != MS_IN_SYNC)

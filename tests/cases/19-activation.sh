@@ -59,6 +59,32 @@ echo "$(tab "${A[@]}")" | dmsetup create rsa || fail "A with its members as they
 [ "$(t_status_field rsa 2)" = AAAA ] || fail "health $(t_status_field rsa 2)"
 verify one 0
 
+# A member stale when the table is loaded and current when it is first
+# resumed (an older table's commit in flight at the load, or the member
+# put back in between): in service, and written. Up to 1.11.5 it stayed
+# out of service in memory while the superblocks said in_sync: it missed
+# every write, and the next activation trusted its old data.
+dmsetup remove --retry rsa
+save_sb "${A[1]}" /tmp/sb1.old
+echo "$(tab "${A[@]}")" | dmsetup create rsa && dmsetup remove --retry rsa || fail "A again"
+save_sb "${A[1]}" /tmp/sb1.now
+load_sb "${A[1]}" /tmp/sb1.old
+dmsetup create rsa --notable && dmsetup load rsa --table "$(tab "${A[@]}")" ||
+	fail "load of A with member 1 stale"
+load_sb "${A[1]}" /tmp/sb1.now
+dmsetup resume rsa || fail "resume of A with member 1 current again"
+health=$(t_status_field rsa 2)
+[ "$health" = AAAA ] || fail "member 1 current at the resume: health $health"
+t_fio three /dev/mapper/rsa --rw=write --bs=64k --iodepth=8 --offset=8m --size=8m \
+	--do_verify=0 --verify_pattern=0x3c3c3c3c --verify=pattern
+dmsetup remove --retry rsa
+echo "$(tab "${A[@]}")" | dmsetup create rsa || fail "A after member 1 came back"
+t_fio three /dev/mapper/rsa --rw=write --bs=64k --iodepth=8 --offset=8m --size=8m \
+	--verify_pattern=0x3c3c3c3c --verify=pattern --verify_only=1 --verify_fatal=1
+verify one 0
+note "member 1 stale at the load, current at the resume: in service, the writes since read back"
+rm -f /tmp/sb1.old /tmp/sb1.now
+
 # Stale: member 3 as it is now (volume suspended: nothing in flight), more
 # writes, then member 3 put back as it was, superblock and data.
 dmsetup suspend rsa

@@ -17,10 +17,17 @@
 #  3. member 2 failed by message (its device still fine): an fsync's flush
 #     to it must wait for the superblocks too. Up to 1.11.4 the flush's
 #     clone for a member already failed in memory ended at once.
+#  4. as 3, then every member's writes fail before the commits are let go:
+#     no member takes the superblock (the volume is failed), and the fsync
+#     waiting for it must fail. Up to 1.11.5 it returned success.
+#  5. member 2 given as "-", the others' writes failing: a write fails the
+#     volume, then an fsync must fail with EIO. Its share for member 2 (no
+#     device) ends with the error once the volume is failed; the first
+#     1.11.6 commits dereferenced that missing device there (found by review).
 # Up to 1.11.3 the first two fsyncs returned at once (a helper's review
 # found the ordering missing), up to 1.11.4 the third.
 #
-# Environment: PARTS (123: all, default; any of the digits: those).
+# Environment: PARTS (12345: all, default; any of the digits: those).
 . "$REPO/tests/lib.sh"
 HOLD=/sys/kernel/debug/rainssd/hold_meta_commits
 [ -w $HOLD ] || fail "no $HOLD (dm-rainssd 1.11.4 with debugfs)"
@@ -50,6 +57,17 @@ break_member() {
 		dmsetup resume rsco$1 || fail "member $1 as dm-flakey error_writes"
 }
 
+# wait_go <what>: until the python the caller started is at its fsync
+wait_go() {
+	local t
+	for t in $(seq 300); do
+		[ -e /tmp/co.go ] && return 0
+		sleep 0.2
+	done
+	echo 0 >$HOLD
+	fail "$1: the fsync did not start: $(cat /tmp/co.err)"
+}
+
 # fsync_waits <what>: with the commits held, an fsync of the volume; when it
 # returns, the superblocks on member 0 must already say member 2 failed.
 # The commits are let go 3 s after member 2 is failed in memory (an fsync
@@ -76,11 +94,7 @@ open("/tmp/co.state", "w").write(["none", "in_sync", "failed", "rebuilding"][sta
 PY
 	f=$!
 	# Python takes seconds to start under TCG: the 3 s count from its fsync.
-	for t in $(seq 300); do
-		[ -e /tmp/co.go ] && break
-		sleep 0.2
-	done
-	[ -e /tmp/co.go ] || { echo 0 >$HOLD; fail "$1: the fsync did not start: $(cat /tmp/co.err)"; }
+	wait_go "$1"
 	for t in $(seq 300); do
 		[ "$(t_status_field $VOL 2)" = AADA ] && break
 		sleep 0.2
@@ -95,15 +109,22 @@ PY
 	note "$1: when the fsync returned the superblocks said member 2 failed"
 }
 
+# written_volume: a volume without a tier on cached members, 1 MiB written
+# and flushed, its bitmap's bits cleared (2-4 s) so that nothing but what
+# the part does next makes a commit
+written_volume() {
+	cached_members
+	echo "0 $(t_usable $CHUNK) rainssd $CHUNK $N ${T_DEVS[*]} 1 nosync" |
+		dmsetup create $VOL || fail "create"
+	dd if=/dev/urandom of=/dev/mapper/$VOL bs=64k count=16 oflag=direct conv=fsync \
+		status=none || fail "write"
+	sleep 6
+}
+
 # ---- 1. a member's flush fails ----
-want() { case "${PARTS:-123}" in *$1*) return 0 ;; esac; return 1; }
+want() { case "${PARTS:-12345}" in *$1*) return 0 ;; esac; return 1; }
 if want 1; then
-cached_members
-echo "0 $(t_usable $CHUNK) rainssd $CHUNK $N ${T_DEVS[*]} 1 nosync" | dmsetup create $VOL ||
-	fail "create"
-dd if=/dev/urandom of=/dev/mapper/$VOL bs=64k count=16 oflag=direct conv=fsync status=none ||
-	fail "write"
-sleep 6		# the bitmap's bits cleared (2-4 s): the fsync's flush is what member 2 fails
+written_volume
 echo 1 >$HOLD
 break_member 2
 fsync_waits "a flush that failed member 2"
@@ -139,15 +160,70 @@ fi
 
 # ---- 3. a member failed by message before the fsync ----
 if want 3; then
-cached_members
-echo "0 $(t_usable $CHUNK) rainssd $CHUNK $N ${T_DEVS[*]} 1 nosync" | dmsetup create $VOL ||
-	fail "create"
-dd if=/dev/urandom of=/dev/mapper/$VOL bs=64k count=16 oflag=direct conv=fsync status=none ||
-	fail "write"
-sleep 6
+written_volume
 echo 1 >$HOLD
 dmsetup message $VOL 0 fail 2 || fail "message fail 2"
 fsync_waits "a flush after member 2 was failed by message"
+dmsetup remove --retry $VOL || fail "remove"
+fi
+
+# ---- 4. the commit an fsync waits for fails on every member ----
+if want 4; then
+written_volume
+echo 1 >$HOLD
+dmsetup message $VOL 0 fail 2 || fail "message fail 2"
+rm -f /tmp/co.go /tmp/co.rc
+python3 - "$VOL" >/tmp/co.err 2>&1 <<'PY' &
+import os, sys
+fd = os.open("/dev/mapper/" + sys.argv[1], os.O_WRONLY)
+open("/tmp/co.go", "w").close()
+try:
+    os.fsync(fd)
+    rc = "returned"
+except OSError as e:
+    rc = "failed: " + os.strerror(e.errno)
+open("/tmp/co.rc", "w").write(rc + "\n")
+PY
+f=$!
+wait_go "part 4"
+sleep 3
+[ -e /tmp/co.rc ] && { echo 0 >$HOLD; fail "the fsync $(cat /tmp/co.rc) with the commits held"; }
+for i in 0 1 3; do break_member $i; done
+mark=$(dmesg | wc -l)
+echo 0 >$HOLD
+wait $f
+[ "$(cat /tmp/co.rc 2>/dev/null)" = "failed: Input/output error" ] ||
+	fail "the fsync waiting for a commit no member took: $(cat /tmp/co.rc 2>/dev/null) $(cat /tmp/co.err)"
+dmesg | tail -n +$((mark + 1)) | grep -q "no member took the superblock" ||
+	fail "the volume was not failed"
+note "the fsync waiting for a commit no member took: $(cat /tmp/co.rc)"
+dmsetup remove --retry $VOL || fail "remove"
+fi
+
+# ---- 5. an fsync of a failed volume with a member given as - ----
+if want 5; then
+written_volume
+dmsetup remove --retry $VOL || fail "remove"
+echo "0 $(t_usable $CHUNK) rainssd $CHUNK $N ${T_DEVS[0]} ${T_DEVS[1]} - ${T_DEVS[3]} 1 nosync" |
+	dmsetup create $VOL || fail "create with - for member 2"
+for i in 0 1 3; do break_member $i; done
+mark=$(dmesg | wc -l)
+dd if=/dev/urandom of=/dev/mapper/$VOL bs=4k count=1 oflag=direct status=none 2>/dev/null &&
+	fail "a write with every member failing went through"
+dmesg | tail -n +$((mark + 1)) | grep -q "no member took the superblock" ||
+	fail "the volume was not failed: $(dmesg | tail -n 2)"
+rc=$(python3 - "$VOL" 2>&1 <<'PY'
+import os, sys
+fd = os.open("/dev/mapper/" + sys.argv[1], os.O_WRONLY)
+try:
+    os.fsync(fd)
+    print("returned")
+except OSError as e:
+    print("failed: " + os.strerror(e.errno))
+PY
+)
+[ "$rc" = "failed: Input/output error" ] || fail "an fsync of the failed volume: $rc"
+note "an fsync of the failed volume with member 2 given as -: $rc"
 dmsetup remove --retry $VOL || fail "remove"
 fi
 exit 0

@@ -188,12 +188,12 @@ for s in range(STRIPES):
 
 
 # Superblocks: events 8 in copy 0, 7 in copy 1.
-def sb(role, events):
+def sb(role, events, nonce=0x1234):
     b = bytearray(4096)
     struct.pack_into("<QII16sQIIQQQIIQII", b, 0, 0x3142535344534E52, 2 if tier else 1, 0,
                      UUID, events, CHUNK, N, OFF, STRIPES, STRIPES, role, 0, 1700000000,
                      0, 0)
-    struct.pack_into("<QQQ", b, 96, 0x1234, tier_start if tier else 0, tier)
+    struct.pack_into("<QQQ", b, 96, nonce, tier_start if tier else 0, tier)
     for i in range(N):
         b[136 + 16 * i] = 1
     return seal(b)
@@ -201,7 +201,8 @@ def sb(role, events):
 
 if "nosb" not in variant:
     for m in range(N):
-        put(m, 2048, sb(m, 8))
+        # split: member 1 from a copy of the volume used apart
+        put(m, 2048, sb(m, 8, 0x5678 if "split" in variant and m == 1 else 0x1234))
         put(m, 2056, sb(m, 7))
 
 out = {"layout": L}
@@ -493,6 +494,9 @@ has "the older copy is noted" "$TMP/err" "superblock older than the newest"
 flip "$TMP/v0" $(( 2056 * 512 + 300 ))
 expect "both superblock copies corrupt on one member" 0 "$CHECK" "${V[@]}"
 has "the corrupt superblock is noted" "$TMP/err" "superblock corrupt (bad checksum), passed over"
+mkvol split
+expect "a member at the newest generation with another log nonce" 2 "$CHECK" "${V[@]}"
+has "split: named" "$TMP/err" "another history than"
 
 # Impossible records: exit 1, each named.
 badrec() { # badrec <variant> <message>

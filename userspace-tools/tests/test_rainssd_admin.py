@@ -52,7 +52,7 @@ def ref_crc32c(data):
 
 def encode_sb(uuid=UUID_A, events=5, chunk=128, n=4, data_offset=32768, stripes=64,
               resync_cp=64, role=0, flags=1, ctime=1700000000, states=None, cps=None,
-              magic=MAGIC, version=1, csum=None):
+              magic=MAGIC, version=1, csum=None, uncovered_to=0):
     """A superblock copy at the offsets of struct rs_sb_disk (rainssd-sb.h)."""
     states = [1] * n if states is None else states
     cps = [0] * len(states) if cps is None else cps
@@ -65,7 +65,8 @@ def encode_sb(uuid=UUID_A, events=5, chunk=128, n=4, data_offset=32768, stripes=
     struct.pack_into("<QQQ", b, 48, data_offset, stripes, resync_cp)
     struct.pack_into("<II", b, 72, role, flags)
     struct.pack_into("<Q", b, 80, ctime)
-    # region_stripes, pad0 and log_nonce at 88, 92, 96; reserved[32] at 104; members at 136
+    # region_stripes, pad0 and log_nonce at 88, 92, 96; tier fields at 104; members at 136
+    struct.pack_into("<Q", b, 120, uncovered_to)
     for i, (st, cp) in enumerate(zip(states, cps)):
         b[136 + 16 * i] = st
         struct.pack_into("<Q", b, 136 + 16 * i + 8, cp)
@@ -140,6 +141,12 @@ class Decode(unittest.TestCase):
         # 1.11.4: dirty regions no degraded-log record covers
         status, sb, _ = admin.decode_sb(encode_sb(flags=2))
         self.assertEqual((status, sb["clean"], sb["flag_names"]), ("valid", False, ["uncovered"]))
+        self.assertEqual(sb["uncovered_to"], 2 ** 64 - 1)
+        # 1.11.6: below a stripe; the boundary without the flag is corrupt
+        status, sb, _ = admin.decode_sb(encode_sb(flags=2, uncovered_to=300))
+        self.assertEqual((status, sb["uncovered_to"]), ("valid", 300))
+        status, _, why = admin.decode_sb(encode_sb(flags=0, uncovered_to=300))
+        self.assertEqual((status, why), ("corrupt", "an uncovered boundary without its flag"))
 
     def test_blank(self):
         self.assertEqual(admin.decode_sb(bytes(4096))[:2], ("blank", None))

@@ -220,6 +220,48 @@ class CorruptStaysInArea(unittest.TestCase):
             r = run("unclean", "--dev", os.path.join(d, "none"))
             self.assertEqual(r.returncode, 1)
 
+    def test_legacy(self):
+        """What 1.4.0 wrote: bytes 88-135 zero, only the clean flag, the bitmap area zero."""
+        for unclean in (False, True):
+            with tempfile.TemporaryDirectory() as d:
+                path = os.path.join(d, "m.img")
+                img = bytearray(16 * MiB)
+                o = fz.SB_SECTOR * 512
+                sb = good_sb()
+                struct.pack_into("<I", sb, 76, fz.SBF_CLEAN | 2)      # and UNCOVERED
+                struct.pack_into("<Q", sb, 120, 77)
+                fz.sb_fix_csum(sb)
+                img[o:o + fz.SB_SIZE] = sb
+                bm = fz.BITMAP_SECTOR * 512
+                img[bm:bm + fz.BITMAP_BYTES] = b"\xa5" * fz.BITMAP_BYTES
+                with open(path, "wb") as f:
+                    f.write(img)
+                r = run("legacy", "--dev", path, *(["--unclean"] if unclean else []))
+                self.assertEqual(r.returncode, 0, r.stderr)
+                with open(path, "rb") as f:
+                    after = bytearray(f.read())
+                b = after[o:o + fz.SB_SIZE]
+                self.assertTrue(fz.sb_copy_valid(b))
+                self.assertEqual(struct.unpack_from("<I", b, 76)[0], 0 if unclean else fz.SBF_CLEAN)
+                self.assertEqual(b[88:136], bytes(48))
+                self.assertEqual(b[:12] + b[16:76], sb[:12] + sb[16:76])  # csum aside
+                self.assertEqual(b[136:], sb[136:])
+                self.assertEqual(after[bm:bm + fz.BITMAP_BYTES], bytes(fz.BITMAP_BYTES))
+                self.assertEqual(after[:o], img[:o])
+                self.assertEqual(after[bm + fz.BITMAP_BYTES:], img[bm + fz.BITMAP_BYTES:])
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "t.img")
+            img = bytearray(16 * MiB)
+            sb = good_sb()
+            struct.pack_into("<I", sb, 8, fz.SB_VERSION_TIER)
+            fz.sb_fix_csum(sb)
+            img[fz.SB_SECTOR * 512:fz.SB_SECTOR * 512 + fz.SB_SIZE] = sb
+            with open(path, "wb") as f:
+                f.write(img)
+            r = run("legacy", "--dev", path)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn(b"tier", r.stderr)
+
 
 # ---- the RAID1 tier ----
 

@@ -27,6 +27,7 @@ typedef u64 sector_t;
 
 #define U32_MAX		UINT32_MAX
 #define U64_MAX		UINT64_MAX
+#define S64_MAX		INT64_MAX
 
 #define NSEC_PER_USEC	1000ULL
 #define NSEC_PER_MSEC	1000000ULL
