@@ -285,6 +285,7 @@ def load_scenario(name, bench_dir=None):
         wbt = int(wbt) if wbt else None
         write_extra_ms = int(ch.get("write_extra_ms", "0"))
         bg_mb = int(ch.get("bg_mb", "64"))
+        memory_backed = int(ch.get("memory_backed", "1"))
         foreign = {}
         for i, v in _member_list(di.get("foreign", ""), n, "foreign").items():
             w = [int(x) for x in (v or "16").split(":")]
@@ -307,6 +308,8 @@ def load_scenario(name, bench_dir=None):
         raise ConfigError("scenario %s: queue must be 0 or at least qd" % name)
     if wbt is not None and wbt < 0:
         raise ConfigError("scenario %s: wbt_lat_us must be >= 0" % name)
+    if memory_backed not in (0, 1):
+        raise ConfigError("scenario %s: memory_backed must be 0 or 1" % name)
     lats = [latlist[i] if i < len(latlist) else lat for i in range(n)]
     slow = {i: float(v or 2) for i, v in _member_list(di.get("slow", ""), n, "slow").items()}
     for i, f in slow.items():
@@ -382,7 +385,7 @@ def load_scenario(name, bench_dir=None):
         "contenders": [contenders_all[c] for c in labels],
         "channel": {"lat_us": lats, "base_lat_us": lat, "qd": qd, "queue": queue,
                     "write_extra_ms": write_extra_ms, "bg_mb": bg_mb, "member_dev": member_dev,
-                    "wbt_lat_us": wbt},
+                    "wbt_lat_us": wbt, "memory_backed": memory_backed},
         "disturb": {"slow": slow, "background": bg, "stall": stalls, "foreign": foreign},
         "jobs": jobs,
         "runtime": int(sc.get("runtime", "15")),

@@ -692,6 +692,7 @@ class Runner:
                   "--lat-list", ",".join(str(x) for x in lats),
                   "--qd", str(ch["qd"]), "--queue", str(ch.get("queue", 0))]
                  + (["--wbt-lat-us", str(ch["wbt_lat_us"])] if ch.get("wbt_lat_us") is not None else [])
+                 + ([] if ch.get("memory_backed", 1) else ["--no-memory"])
                  ).stdout.split()
         if len(out) != n + spares:
             raise RuntimeError("channels.sh made %d devices, wanted %d" % (len(out), n + spares))
