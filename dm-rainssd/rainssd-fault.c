@@ -28,6 +28,7 @@ static u32 rs_delay_ms = 100;
 static bool rs_skip_resync;
 static bool rs_hold_commits;
 static bool rs_hold_meta;
+static bool rs_hold_tier;
 static bool rs_poison;
 
 void rs_fault_init(void)
@@ -41,6 +42,7 @@ void rs_fault_init(void)
 	debugfs_create_bool("skip_unclean_resync", 0600, rs_debugfs_dir, &rs_skip_resync);
 	debugfs_create_bool("hold_sync_commits", 0600, rs_debugfs_dir, &rs_hold_commits);
 	debugfs_create_bool("hold_meta_commits", 0600, rs_debugfs_dir, &rs_hold_meta);
+	debugfs_create_bool("hold_tier_commits", 0600, rs_debugfs_dir, &rs_hold_tier);
 	debugfs_create_bool("poison_buffers", 0600, rs_debugfs_dir, &rs_poison);
 }
 
@@ -81,6 +83,11 @@ bool rs_fault_hold_meta_commits(void)
 	return READ_ONCE(rs_hold_meta);
 }
 
+bool rs_fault_hold_tier_commits(void)
+{
+	return READ_ONCE(rs_hold_tier);
+}
+
 void rs_fault_poison_pages(struct page **pages, unsigned int nr)
 {
 	unsigned int i;
@@ -119,6 +126,11 @@ bool rs_fault_hold_sync_commits(void)
 }
 
 bool rs_fault_hold_meta_commits(void)
+{
+	return false;
+}
+
+bool rs_fault_hold_tier_commits(void)
 {
 	return false;
 }

@@ -34,7 +34,12 @@
  *                    one on disk;
  *   hold_meta_commits (a debugfs bool): the superblock commits of a
  *                    resumed volume wait while it is set, so that a test
- *                    can see what waits for one.
+ *                    can see what waits for one;
+ *   hold_tier_commits (a debugfs bool): every commit of the tier's
+ *                    mapping table (periodic, asked for by a flush or an
+ *                    operation, a suspend's, a load's) waits while it is
+ *                    set: a test clears it before it suspends or removes
+ *                    the volume.
  *
  * rs_fault(), rs_fault_spin() and rs_fault_poison_pages() never sleep and
  * may be called in any context (rs_fault_spin() busy-waits); rs_fault_delay()
@@ -73,6 +78,7 @@ static inline void rs_fault_spin(enum rs_fault f)
 bool rs_fault_skip_resync(void);
 bool rs_fault_hold_sync_commits(void);
 bool rs_fault_hold_meta_commits(void);
+bool rs_fault_hold_tier_commits(void);
 void rs_fault_poison_pages(struct page **pages, unsigned int nr);
 
 #endif

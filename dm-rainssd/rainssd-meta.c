@@ -34,6 +34,7 @@ struct rs_meta {
 	struct list_head waiters;	/* operations waiting for a commit */
 	struct bio_list flushes;	/* flushes that saw a member fail, waiting too */
 	bool activated;			/* the first resume wrote the superblocks */
+	bool in_use;			/* rs_meta_activate() committed (resume only) */
 	bool broken;			/* no member took a commit: the volume is dead */
 	u8 fresh_uuid[16];		/* a new volume's, chosen once */
 	u64 fresh_ctime;
@@ -674,20 +675,33 @@ int rs_meta_prepare(struct rs_meta *m, struct rs_activation *a, struct rs_meta_b
  * The first resume, once any log is replayed: write the state decided by
  * rs_meta_prepare() with the next generation, marked in use (not clean)
  * and with a new log nonce, so that no record written before is replayed
- * again. Sleeps.
+ * again. Once only, and not skipped because a commit came before it: the
+ * tier's table load commits the state as it is when a member is out
+ * (1.11.9; up to 1.11.8 that commit counted as this one, and a volume
+ * activated again with a member failed stayed clean on disk while in use,
+ * so that the next power cut was taken as a clean shutdown). The commit
+ * runs on the commit work, as one queued before may. Sleeps.
  */
 int rs_meta_activate(struct rs_meta *m)
 {
 	unsigned long flags;
+	bool broken;
 
-	if (m->activated)
+	if (m->in_use)
 		return 0;
 	spin_lock_irqsave(&m->lock, flags);
 	m->sb.flags &= ~RS_SBF_CLEAN;
 	m->sb.log_nonce = get_random_u64();
 	m->state_gen++;
 	spin_unlock_irqrestore(&m->lock, flags);
-	return rs_meta_commit(m);
+	rs_meta_commit_wait(m);
+	spin_lock_irqsave(&m->lock, flags);
+	broken = m->broken;
+	spin_unlock_irqrestore(&m->lock, flags);
+	if (broken)
+		return -EIO;
+	m->in_use = true;
+	return 0;
 }
 
 /*

@@ -1474,6 +1474,31 @@ static void rs_r5_build_tier_sync_writes(struct rs_op *op)
 	}
 }
 
+static void rs_r5_sync_ok_run(struct rs_op *op)
+{
+	/* The tier's table failed: the volume's metadata with it. */
+	rs_r5_finish(to_r5(op), op->failed ? BLK_STS_IOERR : BLK_STS_OK);
+}
+
+/*
+ * A sync operation's stretch is done. It ends once every stripe that left
+ * the tier so far has left it on disk (1.11.9): a stripe gone from the tier
+ * in memory only (an aligned full-stripe write took it home) keeps its
+ * record on disk until the tier's next commit, and the stretch saw no
+ * copies of it. Were a rebuild's checkpoint committed past it first, a cut
+ * would bring the record back with its copy on the rebuilt member never
+ * written and taken as good; were a resync's region marked clean first,
+ * with copies a cut left unequal.
+ */
+static void rs_r5_sync_ok(struct rs_r5_op *r5)
+{
+	struct rs_op *op = &r5->op;
+
+	if (op->rs->tier && !rs_tier_wait_left(op->rs->tier, op, rs_r5_sync_ok_run))
+		return;
+	rs_r5_finish(r5, BLK_STS_OK);
+}
+
 static void rs_r5_tier_sync_next(struct rs_op *op)
 {
 	struct rs_r5_op *r5 = to_r5(op);
@@ -1484,7 +1509,7 @@ static void rs_r5_tier_sync_next(struct rs_op *op)
 	}
 	if (rs_r5_tier_checks(r5) && ++r5->member < op->rs->geom.n - 1)
 		return rs_r5_tier_sync_step(op);
-	rs_r5_finish(r5, BLK_STS_OK);
+	rs_r5_sync_ok(r5);
 }
 
 /* The reads are in: a check compares the rows in the tier; then the writes. */
@@ -1547,7 +1572,7 @@ static void rs_r5_tier_sync(struct rs_r5_op *r5)
 			break;
 	}
 	if (!op->rs->tier || i == op->nr)
-		return rs_r5_finish(r5, BLK_STS_OK);
+		return rs_r5_sync_ok(r5);
 	r5->member = 0;
 	rs_r5_tier_sync_step(op);
 }

@@ -851,6 +851,24 @@ static int rs_first_resume(struct rainssd *rs)
 		DMINFO("unclean shutdown: the bitmap's dirty regions will be resynced");
 	}
 	/*
+	 * The bitmap's dirty regions are resynced where the log does not
+	 * cover them. Where no member was out before the cut, below a
+	 * rebuilding member's checkpoint, or below where an earlier cut left
+	 * regions uncovered (RS_SBF_UNCOVERED), nothing covers them, so that
+	 * a member missing, stale or rebuilt now leaves its chunks there
+	 * unreadable (never rebuilt from parity the cut may have torn) until
+	 * every member's data can resync them. That boundary is committed
+	 * with the new state, before anything can be written: the member
+	 * states the activation writes would otherwise make the next one
+	 * take those regions as covered (1.11.6), and before the tier's
+	 * table load, which commits the member states when a member is out
+	 * (1.11.9: up to 1.11.8 a cut right after that commit left them
+	 * without the boundary).
+	 */
+	rs->log_cover = unclean ? boot.log_cover : U64_MAX;
+	if (unclean && boot.log_cover)
+		rs_meta_set_uncovered(rs->meta, boot.log_cover);
+	/*
 	 * The tier's table first: a new volume's superblocks must never name
 	 * a tier whose table is not on the members yet (a cut in between
 	 * would leave it refused for good).
@@ -864,21 +882,6 @@ static int rs_first_resume(struct rainssd *rs)
 			return r;
 		}
 	}
-	/*
-	 * The bitmap's dirty regions are resynced where the log does not
-	 * cover them. Where no member was out before the cut, below a
-	 * rebuilding member's checkpoint, or below where an earlier cut left
-	 * regions uncovered (RS_SBF_UNCOVERED), nothing covers them, so that
-	 * a member missing, stale or rebuilt now leaves its chunks there
-	 * unreadable (never rebuilt from parity the cut may have torn) until
-	 * every member's data can resync them. That boundary is committed
-	 * with the new state, before anything can be written: the member
-	 * states the activation writes would otherwise make the next one
-	 * take those regions as covered (1.11.6).
-	 */
-	rs->log_cover = unclean ? boot.log_cover : U64_MAX;
-	if (unclean && boot.log_cover)
-		rs_meta_set_uncovered(rs->meta, boot.log_cover);
 	/*
 	 * A volume made by 1.4.0: its bitmap goes on the members before the
 	 * superblocks name it, so that a cut or a failure in between finds a
@@ -969,7 +972,7 @@ static void rs_postsuspend(struct dm_target *ti)
 
 static struct target_type rainssd_target = {
 	.name = "rainssd",
-	.version = {1, 11, 8},
+	.version = {1, 11, 9},
 	.module = THIS_MODULE,
 	.ctr = rs_ctr,
 	.dtr = rs_dtr,

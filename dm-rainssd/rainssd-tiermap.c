@@ -18,6 +18,7 @@
  * to the other copy.
  */
 #include <linux/bitmap.h>
+#include <linux/delay.h>
 #include <linux/dm-io.h>
 #include <linux/ioprio.h>
 #include <linux/slab.h>
@@ -25,6 +26,7 @@
 #include <linux/wait.h>
 
 #include "rainssd.h"
+#include "rainssd-fault.h"
 #include "rainssd-meta.h"
 #include "rainssd-tiermap.h"
 
@@ -66,6 +68,7 @@ struct rs_tier {
 	u64 seq;			/* the next record's */
 	u64 cseq;			/* the last completed commit's sequence number */
 	u64 change, committed;		/* mapping changes made, and committed */
+	u64 left;			/* the change of the last stripe to leave */
 	bool pending_any;		/* something waits in pend/rec_pend */
 	struct list_head waiters;	/* operations waiting for a commit */
 	struct bio_list flushes;	/* flush bios waiting for a commit */
@@ -333,7 +336,7 @@ void rs_tier_leave(struct rs_tier *tr, u64 stripe, bool offline)
 	 */
 	put_unaligned_le64(0, r);
 	rs_tier_dirty(tr, rs_tier_rec_blk(tr, rec));
-	tr->change++;
+	tr->left = ++tr->change;
 	spin_unlock_irqrestore(&tr->lock, flags);
 	atomic64_inc(offline ? &tr->offline : &tr->to_r5);
 }
@@ -690,6 +693,8 @@ static void rs_tier_commit_work(struct work_struct *work)
 	struct rs_tier *tr = container_of(work, struct rs_tier, commit_work);
 	bool again;
 
+	while (rs_fault_hold_tier_commits())
+		msleep(20);
 	do {
 		rs_tier_commit(tr);
 		spin_lock_irq(&tr->lock);
@@ -729,6 +734,29 @@ bool rs_tier_wait_committed(struct rs_tier *tr, struct rs_op *op, rs_op_fn fn)
 		return true;
 	}
 	op->token = tr->change;
+	op->run = fn;
+	list_add_tail(&op->wait, &tr->waiters);
+	spin_unlock_irqrestore(&tr->lock, flags);
+	queue_work(tr->wq, &tr->commit_work);
+	return false;
+}
+
+/*
+ * A sync operation passed @op's stripes: queue it to run @fn once every
+ * stripe that left the tier so far has left it on disk too, and return
+ * false; true when they have. A stripe gone from the tier in memory only
+ * still has its record on disk, whose copies the sync did not see.
+ */
+bool rs_tier_wait_left(struct rs_tier *tr, struct rs_op *op, rs_op_fn fn)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&tr->lock, flags);
+	if (tr->committed >= tr->left || tr->mode == RS_TIER_FAIL) {
+		spin_unlock_irqrestore(&tr->lock, flags);
+		return true;
+	}
+	op->token = tr->left;
 	op->run = fn;
 	list_add_tail(&op->wait, &tr->waiters);
 	spin_unlock_irqrestore(&tr->lock, flags);

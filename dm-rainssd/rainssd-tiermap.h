@@ -96,6 +96,7 @@ void rs_tier_count(struct rs_tier *tr, bool write);
 
 /* Commit. */
 bool rs_tier_wait_committed(struct rs_tier *tr, struct rs_op *op, rs_op_fn fn);
+bool rs_tier_wait_left(struct rs_tier *tr, struct rs_op *op, rs_op_fn fn);
 bool rs_tier_flush_wait(struct rs_tier *tr, struct bio *bio);
 void rs_tier_stats(struct rs_tier *tr, struct rs_tier_stats *st);
 enum rs_tier_mode rs_tier_mode(struct rs_tier *tr);
