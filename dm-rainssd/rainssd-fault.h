@@ -34,7 +34,9 @@
  *                    one on disk;
  *   hold_meta_commits (a debugfs bool): the superblock commits of a
  *                    resumed volume wait while it is set, so that a test
- *                    can see what waits for one;
+ *                    can see what waits for one (the first resume's
+ *                    too, once the tier's table load has committed: a
+ *                    tier volume with a member out);
  *   hold_tier_commits (a debugfs bool): every commit of the tier's
  *                    mapping table (periodic, asked for by a flush or an
  *                    operation, a suspend's, a load's) waits while it is

@@ -1481,20 +1481,22 @@ static void rs_r5_sync_ok_run(struct rs_op *op)
 }
 
 /*
- * A sync operation's stretch is done. It ends once every stripe that left
- * the tier so far has left it on disk (1.11.9): a stripe gone from the tier
- * in memory only (an aligned full-stripe write took it home) keeps its
- * record on disk until the tier's next commit, and the stretch saw no
- * copies of it. Were a rebuild's checkpoint committed past it first, a cut
- * would bring the record back with its copy on the rebuilt member never
- * written and taken as good; were a resync's region marked clean first,
- * with copies a cut left unequal.
+ * A sync operation's stretch is done. A rebuild's or resync's ends once
+ * every stripe that left the tier so far has left it on disk (1.11.9): a
+ * stripe gone from the tier in memory only (an aligned full-stripe write
+ * took it home) keeps its record on disk until the tier's next commit, and
+ * the stretch saw no copies of it. Were a rebuild's checkpoint committed
+ * past it first, a cut would bring the record back with its copy on the
+ * rebuilt member never written and taken as good; were a resync's region
+ * marked clean first, with copies a cut left unequal. A check or repair
+ * keeps no checkpoint on disk: it does not wait.
  */
 static void rs_r5_sync_ok(struct rs_r5_op *r5)
 {
 	struct rs_op *op = &r5->op;
 
-	if (op->rs->tier && !rs_tier_wait_left(op->rs->tier, op, rs_r5_sync_ok_run))
+	if (op->rs->tier && r5->kind != RS_R5_CHECK && r5->kind != RS_R5_REPAIR &&
+	    !rs_tier_wait_left(op->rs->tier, op, rs_r5_sync_ok_run))
 		return;
 	rs_r5_finish(r5, BLK_STS_OK);
 }

@@ -745,7 +745,9 @@ bool rs_tier_wait_committed(struct rs_tier *tr, struct rs_op *op, rs_op_fn fn)
  * A sync operation passed @op's stripes: queue it to run @fn once every
  * stripe that left the tier so far has left it on disk too, and return
  * false; true when they have. A stripe gone from the tier in memory only
- * still has its record on disk, whose copies the sync did not see.
+ * still has its record on disk, whose copies the sync did not see. A
+ * table that failed (RS_TIER_FAIL: no live member took a commit, or two
+ * members are dead) is waited for by nothing: the volume is past syncing.
  */
 bool rs_tier_wait_left(struct rs_tier *tr, struct rs_op *op, rs_op_fn fn)
 {

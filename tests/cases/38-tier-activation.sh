@@ -28,12 +28,16 @@
 # the less busy copy, and the only one once member 0 failed. Now the
 # rebuild's stretch waits for the tier's commit of the stripes that left.
 #
-# Environment: PARTS (default 12), T0 (default 256), RATE (KiB/s, default 64).
+# Part 3, the same without the cut: the tier's commits let go, the rebuild
+# must go on past the stripes and end, and the volume read back as written,
+# also with member 0 failed (the stretch that waits for the tier is woken).
+#
+# Environment: PARTS (default 123), T0 (default 256), RATE (KiB/s, default 64).
 . "$REPO/tests/lib.sh"
 HOLD_TIER=/sys/kernel/debug/rainssd/hold_tier_commits
 [ -w $HOLD_TIER ] || fail "no $HOLD_TIER (dm-rainssd 1.11.9 with debugfs)"
 trap 'echo 0 >$HOLD_TIER 2>/dev/null' EXIT
-want() { case "${PARTS:-12}" in *$1*) return 0 ;; esac; return 1; }
+want() { case "${PARTS:-123}" in *$1*) return 0 ;; esac; return 1; }
 CHUNK=16
 N=4
 TIER=4096
@@ -87,8 +91,8 @@ done
 "$CHANNELS" destroy >/dev/null 2>&1 || true
 fi
 
-# ---- 2. a rebuild's checkpoint and the tier's table ----
-if want 2; then
+# ---- parts 2 and 3: a rebuild's checkpoint and the tier's table ----
+if want 2 || want 3; then
 STRIPES=384
 T0=${T0:-256}
 NT=32
@@ -97,63 +101,91 @@ LEN=$((STRIPES * CHUNK * (N - 1)))
 BYTES=$((LEN * 512))
 SPB=$((CHUNK * (N - 1) / 8))	# 4 KiB blocks per stripe
 [ $((T0 + NT)) -lt "$STRIPES" ] || fail "T0 too large"
-t_linear_members rsta $N
-SZ=$((32768 + STRIPES * CHUNK + TIER))
-for i in $(seq 0 $((N - 1))); do
-	dmsetup suspend rsta$i && dmsetup load rsta$i --table "0 $SZ linear /dev/rsch$i 0" &&
-		dmsetup resume rsta$i || fail "member $i cut to $SZ sectors"
-done
 table() { echo "0 $LEN rainssd $CHUNK $N ${T_DEVS[*]} $*"; }
 cp_now() { echo $(( $(t_opstat $VOL sync_ratio | cut -d/ -f1) / CHUNK )); }
-# the volume as written before (old) and with the full-stripe writes (new)
-head -c $BYTES /dev/zero >/tmp/ta.old
-for s in $(seq $T0 $((T0 + NT - 1))); do
-	for k in 0 1 2; do
-		head -c 4096 /dev/urandom |
-			dd of=/tmp/ta.old bs=4096 seek=$((s * SPB + k * CHUNK / 8)) conv=notrunc status=none
-	done
-done
-cp /tmp/ta.old /tmp/ta.new
-head -c $((NT * SPB * 4096)) /dev/urandom |
-	dd of=/tmp/ta.new bs=4096 seek=$((T0 * SPB)) conv=notrunc status=none
 
-table 3 nosync tier_size $TIER | dmsetup create $VOL || fail "create"
-for s in $(seq $T0 $((T0 + NT - 1))); do
-	for k in 0 1 2; do
-		b=$((s * SPB + k * CHUNK / 8))
-		dd if=/tmp/ta.old of=/dev/mapper/$VOL bs=4096 skip=$b seek=$b count=1 oflag=direct \
-			status=none || fail "write stripe $s chunk $k"
+# stall <part>: members of $STRIPES stripes behind dm-linear, stripes T0..
+# in the tier, member 1 zeroed and rebuilding, the tier's commits held,
+# those stripes taken home by full-stripe writes ahead of the rebuild, and
+# the rebuild's front let pass them (up to 1.11.8) or stop before them (no
+# progress for 6 s): c is where it is in memory
+stall() {
+	t_linear_members rsta $N
+	SZ=$((32768 + STRIPES * CHUNK + TIER))
+	for i in $(seq 0 $((N - 1))); do
+		dmsetup suspend rsta$i && dmsetup load rsta$i --table "0 $SZ linear /dev/rsch$i 0" &&
+			dmsetup resume rsta$i || fail "member $i cut to $SZ sectors"
 	done
-done
-in_tier=$(t_opstat $VOL tier_stripes | cut -d/ -f1)
-[ "$in_tier" = $NT ] || fail "$in_tier stripes in the tier, not $NT"
-dmsetup remove --retry $VOL || fail "remove"
-dd if=/dev/zero of=/dev/mapper/rsta1 bs=512 count=$SZ oflag=direct status=none || fail "zero member 1"
-table 9 nosync tier_size $TIER rebuild 1 min_recovery_rate $RATE max_recovery_rate $RATE |
-	dmsetup create $VOL || fail "create with rebuild 1"
-echo 1 >$HOLD_TIER
-c=$(cp_now)
-[ "$c" -lt $((T0 - 40)) ] || fail "the rebuild is at stripe $c already: lower RATE"
-# every stripe of the tier home, ahead of the rebuild's front
-dd if=/tmp/ta.new of=/dev/mapper/$VOL bs=$((SPB * 4096)) skip=$T0 seek=$T0 count=$NT \
-	oflag=direct status=none || fail "the full-stripe writes"
-left=$(t_opstat $VOL tier_stripes | cut -d/ -f1)
-c=$(cp_now)
-note "part 2: $NT stripes written home with the rebuild at stripe $c, $left left in the tier"
-[ "$left" = 0 ] || fail "$left stripes still in the tier after the full-stripe writes"
-[ "$c" -lt "$T0" ] || fail "the rebuild reached stripe $T0 before the writes: lower RATE"
-# the front past the stripes (up to 1.11.8) or stopped before them (the
-# tier's commits are held): no progress for 6 s. At RATE KiB/s the rebuild
-# does RATE / 8 stripes a second; twice the time it needs, and 30 s more.
-limit=$(( 2 * (T0 + NT + 16) * 8 / RATE + 30 ))
-last=-1 since=$SECONDS start=$SECONDS
-while [ $((SECONDS - start)) -lt $limit ]; do
+	# the volume as written before (old) and with the full-stripe writes (new)
+	head -c $BYTES /dev/zero >/tmp/ta.old
+	for s in $(seq $T0 $((T0 + NT - 1))); do
+		for k in 0 1 2; do
+			head -c 4096 /dev/urandom |
+				dd of=/tmp/ta.old bs=4096 seek=$((s * SPB + k * CHUNK / 8)) conv=notrunc status=none
+		done
+	done
+	cp /tmp/ta.old /tmp/ta.new
+	head -c $((NT * SPB * 4096)) /dev/urandom |
+		dd of=/tmp/ta.new bs=4096 seek=$((T0 * SPB)) conv=notrunc status=none
+
+	table 3 nosync tier_size $TIER | dmsetup create $VOL || fail "create"
+	for s in $(seq $T0 $((T0 + NT - 1))); do
+		for k in 0 1 2; do
+			b=$((s * SPB + k * CHUNK / 8))
+			dd if=/tmp/ta.old of=/dev/mapper/$VOL bs=4096 skip=$b seek=$b count=1 oflag=direct \
+				status=none || fail "write stripe $s chunk $k"
+		done
+	done
+	in_tier=$(t_opstat $VOL tier_stripes | cut -d/ -f1)
+	[ "$in_tier" = $NT ] || fail "$in_tier stripes in the tier, not $NT"
+	dmsetup remove --retry $VOL || fail "remove"
+	dd if=/dev/zero of=/dev/mapper/rsta1 bs=512 count=$SZ oflag=direct status=none || fail "zero member 1"
+	table 9 nosync tier_size $TIER rebuild 1 min_recovery_rate $RATE max_recovery_rate $RATE |
+		dmsetup create $VOL || fail "create with rebuild 1"
+	echo 1 >$HOLD_TIER
 	c=$(cp_now)
-	[ "$c" -gt $((T0 + NT + 16)) ] && break
-	[ "$c" != "$last" ] && { last=$c; since=$SECONDS; }
-	[ $((SECONDS - since)) -ge 6 ] && break
-	sleep 0.5
-done
+	[ "$c" -lt $((T0 - 40)) ] || fail "the rebuild is at stripe $c already: lower RATE"
+	# every stripe of the tier home, ahead of the rebuild's front
+	dd if=/tmp/ta.new of=/dev/mapper/$VOL bs=$((SPB * 4096)) skip=$T0 seek=$T0 count=$NT \
+		oflag=direct status=none || fail "the full-stripe writes"
+	left=$(t_opstat $VOL tier_stripes | cut -d/ -f1)
+	c=$(cp_now)
+	note "part $1: $NT stripes written home with the rebuild at stripe $c, $left left in the tier"
+	[ "$left" = 0 ] || fail "$left stripes still in the tier after the full-stripe writes"
+	[ "$c" -lt "$T0" ] || fail "the rebuild reached stripe $T0 before the writes: lower RATE"
+	# the front past the stripes (up to 1.11.8) or stopped before them (the
+	# tier's commits are held): no progress for 6 s. At RATE KiB/s the rebuild
+	# does RATE / 8 stripes a second; twice the time it needs, and 30 s more.
+	limit=$(( 2 * (T0 + NT + 16) * 8 / RATE + 30 ))
+	last=-1 since=$SECONDS start=$SECONDS
+	while [ $((SECONDS - start)) -lt $limit ]; do
+		c=$(cp_now)
+		[ "$c" -gt $((T0 + NT + 16)) ] && break
+		[ "$c" != "$last" ] && { last=$c; since=$SECONDS; }
+		[ $((SECONDS - since)) -ge 6 ] && break
+		sleep 0.5
+	done
+}
+# blocks <what>: every 4 KiB block of the volume is the old or the new one
+blocks() {
+	dd if=/dev/mapper/$VOL bs=1M iflag=direct status=none >/tmp/ta.got ||
+		fail "$1: the volume cannot be read"
+	python3 - "$1" <<'PY' || fail "$1: blocks read back that were never written there"
+import sys
+got, old, new = (open("/tmp/ta." + n, "rb").read() for n in ("got", "old", "new"))
+bad = [i for i in range(len(old) // 4096)
+       if got[i * 4096:(i + 1) * 4096] not in (old[i * 4096:(i + 1) * 4096], new[i * 4096:(i + 1) * 4096])]
+zero = sum(1 for i in bad if got[i * 4096:(i + 1) * 4096] == bytes(4096))
+print("    # %s: %d of %d blocks neither old nor new (%d of them zeros)%s"
+      % (sys.argv[1], len(bad), len(old) // 4096, zero, ", first %s" % bad[:8] if bad else ""))
+sys.exit(1 if bad else 0)
+PY
+}
+fi
+
+# ---- 2. the cut ----
+if want 2; then
+stall 2
 # then its checkpoint on disk (committed every 2 s), if it went on
 disk_cp() { sb_field "${T_DEVS[0]}" cp1; }
 if [ "$c" -gt $((T0 + NT + 16)) ]; then
@@ -177,26 +209,32 @@ done
 mark=$(dmesg | wc -l)
 table 5 nosync tier_size $TIER rebuild 1 | dmsetup create $VOL || fail "created again: $(dmesg | tail -2)"
 dmesg | tail -n +$((mark + 1)) | { grep -E 'replayed|resync|rainssd: member' || true; } | sed 's/^/    # /'
-# blocks <what>: every 4 KiB block of the volume is the old or the new one
-blocks() {
-	dd if=/dev/mapper/$VOL bs=1M iflag=direct status=none >/tmp/ta.got ||
-		fail "$1: the volume cannot be read"
-	python3 - "$1" <<'PY' || fail "$1: blocks read back that were never written there"
-import sys
-got, old, new = (open("/tmp/ta." + n, "rb").read() for n in ("got", "old", "new"))
-bad = [i for i in range(len(old) // 4096)
-       if got[i * 4096:(i + 1) * 4096] not in (old[i * 4096:(i + 1) * 4096], new[i * 4096:(i + 1) * 4096])]
-zero = sum(1 for i in bad if got[i * 4096:(i + 1) * 4096] == bytes(4096))
-print("    # %s: %d of %d blocks neither old nor new (%d of them zeros)%s"
-      % (sys.argv[1], len(bad), len(old) // 4096, zero, ", first %s" % bad[:8] if bad else ""))
-sys.exit(1 if bad else 0)
-PY
-}
 blocks "created again"
 t_idle $VOL 600 || fail "rebuild after the cut not over: $(t_opstat $VOL sync_ratio) $(t_opstat $VOL sync_action)"
 [ "$(t_status_field $VOL 2)" = AAAA ] || fail "after the rebuild: health $(t_status_field $VOL 2)"
 blocks "rebuilt"
 dmsetup message $VOL 0 fail 0 || fail "fail 0"
 blocks "rebuilt, member 0 failed"
+dmsetup remove --retry $VOL || fail "remove"
+fi
+
+# ---- 3. no cut: the rebuild goes on once the tier commits ----
+if want 3; then
+stall 3
+echo 0 >$HOLD_TIER
+start=$SECONDS
+until [ "$(cp_now)" -gt $((T0 + NT)) ]; do
+	[ $((SECONDS - start)) -lt $limit ] ||
+		fail "part 3: the rebuild did not pass stripe $((T0 + NT)) once the tier's commits were let go ($(cp_now))"
+	sleep 0.5
+done
+t_idle $VOL 600 || fail "part 3: the rebuild did not end: $(t_opstat $VOL sync_ratio) $(t_opstat $VOL sync_action)"
+[ "$(t_status_field $VOL 2)" = AAAA ] || fail "part 3: after the rebuild: health $(t_status_field $VOL 2)"
+cmp -s <(dd if=/dev/mapper/$VOL bs=1M iflag=direct status=none) /tmp/ta.new ||
+	fail "part 3: the volume does not read back as written"
+dmsetup message $VOL 0 fail 0 || fail "fail 0"
+cmp -s <(dd if=/dev/mapper/$VOL bs=1M iflag=direct status=none) /tmp/ta.new ||
+	fail "part 3: with member 0 failed the volume does not read back as written"
+note "part 3: the rebuild went on past the stripes once the tier committed; the volume reads back as written, also with member 0 failed"
 dmsetup remove --retry $VOL || fail "remove"
 fi
