@@ -82,6 +82,24 @@ t_wipe_sb() {
 	done
 }
 
+# t_poke <dev> <byte offset> <printf format>: overwrite bytes on a raw
+# member, read-modify-write of the 4 KiB blocks that hold them, all with
+# O_DIRECT. A buffered dd of a few bytes leaves the page cache dirty (the
+# kernel then reads the old bytes until writeback: case 19 saw a "corrupt"
+# superblock accepted) and writes back a whole cached page that may be
+# older than what the target wrote since.
+t_poke() {
+	local dev=$1 off=$2 fmt=$3 n first cnt
+	n=$(printf "$fmt" | wc -c)
+	first=$((off / 4096))
+	cnt=$(((off + n + 4095) / 4096 - first))
+	dd if="$dev" of=/tmp/poke.blk bs=4096 skip=$first count=$cnt iflag=direct status=none &&
+		printf "$fmt" | dd of=/tmp/poke.blk bs=1 seek=$((off - first * 4096)) conv=notrunc \
+			status=none &&
+		dd if=/tmp/poke.blk of="$dev" bs=4096 seek=$first count=$cnt oflag=direct conv=notrunc \
+			status=none || fail "poke $n bytes at $off of $dev"
+}
+
 # t_status_field <name> <index>: one field of the status line after the
 # target name ("0 <len> rainssd <fields...>": index 0 is the version).
 t_status_field() {

@@ -23,7 +23,7 @@ refused() {
 	note "refused: $1"
 }
 # The superblock area of a member: both 4 KiB copies at 1 MiB.
-save_sb() { dd if="$1" of="$2" bs=4k skip=256 count=2 status=none; }
+save_sb() { dd if="$1" of="$2" bs=4k skip=256 count=2 iflag=direct status=none; }
 load_sb() { dd if="$2" of="$1" bs=4k seek=256 count=2 oflag=direct conv=notrunc status=none; }
 verify() { # verify <job> <offset>: read back what that job wrote
 	t_fio "$1" /dev/mapper/rsa --rw=write --bs=64k --iodepth=8 --offset="$2" --size=8m \
@@ -49,7 +49,7 @@ refused "another volume" "$(tab "${A[0]}" "${A[1]}" "${B[2]}" "${A[3]}")"
 refused "Target length exceeds" "0 $((lenA + 48)) rainssd 16 4 ${A[*]}"
 save_sb "${A[2]}" /tmp/sb2
 for c in 0 1; do	# one byte in each copy, inside the checksummed block
-	printf '\x5a' | dd of="${A[2]}" bs=1 seek=$(((256 + c) * 4096 + 100)) conv=notrunc status=none
+	t_poke "${A[2]}" $(((256 + c) * 4096 + 100)) '\x5a'
 done
 refused "corrupt" "$(tab "${A[@]}")"
 t_wipe_sb "${A[2]}"

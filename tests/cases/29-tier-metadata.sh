@@ -54,8 +54,7 @@ read -r cm csec row < <(echo "$dump" | awk '
 		r = $NF; sub(/[-,].*/, "", r); print a[1], a[2], r; exit }')
 [ -n "$cm" ] || { echo "$dump" | head -20; fail "no chunk with rows in the tier in the dump"; }
 note "damaging copy at member $cm sector $csec, row $row"
-printf 'XXXXXXXX' | dd of="${T_DEVS[$cm]}" bs=1 seek=$(( (csec + row * 8) * 512 + 100 )) \
-	conv=notrunc status=none || fail "damage the copy"
+t_poke "${T_DEVS[$cm]}" $(( (csec + row * 8) * 512 + 100 )) XXXXXXXX
 "$CHECK" --tier "${T_DEVS[@]}" >/tmp/chk.out 2>&1 && fail "rainssd-check missed the damaged copy"
 note "rainssd-check: $(grep -i 'differ\|mismatch' /tmp/chk.out | head -1)"
 echo "$line" | dmsetup create rsm || fail "create again"
@@ -128,11 +127,10 @@ flip_block() {
 	local c=$1 d
 	shift
 	for d in "$@"; do
-		printf '\xff' | dd of="$d" bs=1 seek=$(( (tstart + (c * blocks + 2) * 8) * 512 + 300 )) \
-			conv=notrunc status=none
+		t_poke "$d" $(( (tstart + (c * blocks + 2) * 8) * 512 + 300 )) '\xff'
 	done
 }
-members_sum() { for d in "${T_DEVS[@]}"; do dd if="$d" bs=1M status=none | md5sum; done; }
+members_sum() { for d in "${T_DEVS[@]}"; do dd if="$d" bs=1M iflag=direct status=none | md5sum; done; }
 # Both copies of the block on one member: the others hold it; activates.
 flip_block 0 "${T_DEVS[1]}"
 flip_block 1 "${T_DEVS[1]}"
