@@ -419,6 +419,25 @@ void rs_meta_commit_wait(struct rs_meta *m)
 }
 
 /*
+ * Commit the state now and wait for it, on the commit work: never beside a
+ * commit queued before (up to 1.11.9 the suspend's and resume's commits ran
+ * here directly after a flush_work(), so that a commit queued in between
+ * could write its older copy of the superblock after theirs). -EIO once the
+ * volume is broken. Sleeps.
+ */
+static int rs_meta_commit_now(struct rs_meta *m)
+{
+	unsigned long flags;
+	bool broken;
+
+	rs_meta_commit_wait(m);
+	spin_lock_irqsave(&m->lock, flags);
+	broken = m->broken;
+	spin_unlock_irqrestore(&m->lock, flags);
+	return broken ? -EIO : 0;
+}
+
+/*
  * Whether every state change so far is durable. If not, @op is queued to
  * run @fn once it is, and false is returned. Never sleeps.
  */
@@ -685,7 +704,6 @@ int rs_meta_prepare(struct rs_meta *m, struct rs_activation *a, struct rs_meta_b
 int rs_meta_activate(struct rs_meta *m)
 {
 	unsigned long flags;
-	bool broken;
 
 	if (m->in_use)
 		return 0;
@@ -694,11 +712,7 @@ int rs_meta_activate(struct rs_meta *m)
 	m->sb.log_nonce = get_random_u64();
 	m->state_gen++;
 	spin_unlock_irqrestore(&m->lock, flags);
-	rs_meta_commit_wait(m);
-	spin_lock_irqsave(&m->lock, flags);
-	broken = m->broken;
-	spin_unlock_irqrestore(&m->lock, flags);
-	if (broken)
+	if (rs_meta_commit_now(m))
 		return -EIO;
 	m->in_use = true;
 	return 0;
@@ -712,7 +726,6 @@ int rs_meta_set_clean(struct rs_meta *m, bool clean)
 {
 	unsigned long flags;
 
-	flush_work(&m->commit_work);
 	spin_lock_irqsave(&m->lock, flags);
 	if (clean) {
 		m->sb.flags = (m->sb.flags | RS_SBF_CLEAN) & ~RS_SBF_UNCOVERED;
@@ -722,7 +735,7 @@ int rs_meta_set_clean(struct rs_meta *m, bool clean)
 	}
 	m->state_gen++;
 	spin_unlock_irqrestore(&m->lock, flags);
-	return rs_meta_commit(m);
+	return rs_meta_commit_now(m);
 }
 
 /*
@@ -776,18 +789,6 @@ u64 rs_meta_log_nonce(struct rs_meta *m)
 u32 rs_meta_region_stripes(struct rs_meta *m)
 {
 	return m->sb.region_stripes;
-}
-
-/* Write the latest state now (suspend). Sleeps. */
-int rs_meta_commit_sync(struct rs_meta *m)
-{
-	unsigned long flags;
-
-	flush_work(&m->commit_work);
-	spin_lock_irqsave(&m->lock, flags);
-	m->state_gen++;
-	spin_unlock_irqrestore(&m->lock, flags);
-	return rs_meta_commit(m);
 }
 
 /* The volume's UUID (a new volume's, chosen at load). */

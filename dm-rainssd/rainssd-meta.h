@@ -16,8 +16,9 @@
  * that member back in service.
  *
  * Contexts: rs_meta_read, rs_meta_create, rs_meta_activate,
- * rs_meta_commit_sync and rs_meta_destroy sleep (constructor, resume,
- * suspend, destructor). rs_meta_member_failed may be called in any context,
+ * rs_meta_set_clean, rs_meta_commit_wait and rs_meta_destroy sleep
+ * (constructor, resume, suspend, destructor); every commit runs on the
+ * commit work, one at a time. rs_meta_member_failed may be called in any context,
  * interrupt included. rs_meta_wait_committed and rs_meta_set_rebuild_cp
  * run in process context and never sleep.
  */
@@ -53,7 +54,6 @@ bool rs_meta_clean(struct rs_meta *m);
 void rs_meta_set_uncovered(struct rs_meta *m, u64 to);
 u64 rs_meta_log_nonce(struct rs_meta *m);
 u32 rs_meta_region_stripes(struct rs_meta *m);
-int rs_meta_commit_sync(struct rs_meta *m);
 
 bool rs_meta_member_failed(struct rs_meta *m, unsigned int idx);
 bool rs_meta_wait_committed(struct rs_meta *m, struct rs_op *op, rs_op_fn fn);
