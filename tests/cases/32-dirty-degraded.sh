@@ -22,14 +22,14 @@
 # the victim's chunks of torn stripes were rebuilt from torn parity and read
 # back as made-up bytes (helper review, 2026-11-27).
 #
-# Environment: CUTS (cut points per mode, default 2; 3 in make test-full),
+# Environment: CUTS (cut points per mode, default 1; 3 in make test-full),
 # SEED.
 . "$REPO/tests/lib.sh"
 set +e
 CW=$REPO/userspace-tools/crash/rainssd-crashwriter
 [ -x "$CW" ] || fail "$CW not built (make -C userspace-tools)"
 
-CUTS=${CUTS:-$(t_size 2 3)}
+CUTS=${CUTS:-$(t_size 1 3)}
 SEED=${SEED:-$(( $(date +%s) % 32768 ))}
 RANDOM=$SEED
 BLOCKS=8192

@@ -108,7 +108,7 @@ fresh() {
 	dd if=/tmp/rc.pat of=/dev/mapper/$VOL bs=1M oflag=direct conv=fsync status=none ||
 		fail "write"
 	dmsetup remove --retry $VOL || fail "remove"
-	dd if=/dev/zero of=/dev/mapper/rsrc1 bs=512 count=$SZ oflag=direct status=none ||
+	dd if=/dev/zero of=/dev/mapper/rsrc1 bs=1M count=$((SZ * 512)) iflag=count_bytes oflag=direct status=none ||
 		fail "zero member 1"
 	echo 1 >$HOLD
 	table 7 nosync rebuild 1 min_recovery_rate $RATE max_recovery_rate $RATE |

@@ -32,7 +32,8 @@
 # must go on past the stripes and end, and the volume read back as written,
 # also with member 0 failed (the stretch that waits for the tier is woken).
 #
-# Environment: PARTS (default 123), T0 (default 256), RATE (KiB/s, default 64).
+# Environment: PARTS (default 123), T0 (default 96, make test-full 256),
+# RATE (KiB/s, default 64).
 . "$REPO/tests/lib.sh"
 HOLD_TIER=/sys/kernel/debug/rainssd/hold_tier_commits
 [ -w $HOLD_TIER ] || fail "no $HOLD_TIER (dm-rainssd 1.11.9 with debugfs)"
@@ -93,8 +94,8 @@ fi
 
 # ---- parts 2 and 3: a rebuild's checkpoint and the tier's table ----
 if want 2 || want 3; then
-STRIPES=384
-T0=${T0:-256}
+T0=${T0:-$(t_size 96 256)}
+STRIPES=$((T0 + 128))
 NT=32
 RATE=${RATE:-64}
 LEN=$((STRIPES * CHUNK * (N - 1)))
@@ -116,30 +117,42 @@ stall() {
 		dmsetup suspend rsta$i && dmsetup load rsta$i --table "0 $SZ linear /dev/rsch$i 0" &&
 			dmsetup resume rsta$i || fail "member $i cut to $SZ sectors"
 	done
-	# the volume as written before (old) and with the full-stripe writes (new)
+	# the volume as written before (old: the first 4 KiB of every chunk of
+	# stripes T0.., the rest zeros) and with the full-stripe writes (new)
 	head -c $BYTES /dev/zero >/tmp/ta.old
 	for s in $(seq $T0 $((T0 + NT - 1))); do
-		for k in 0 1 2; do
-			head -c 4096 /dev/urandom |
-				dd of=/tmp/ta.old bs=4096 seek=$((s * SPB + k * CHUNK / 8)) conv=notrunc status=none
-		done
-	done
+		for k in 0 1 2; do echo $((s * SPB + k * CHUNK / 8)); done
+	done >/tmp/ta.blocks
+	python3 - <<'PY' || fail "the old image"
+import os
+with open("/tmp/ta.old", "r+b") as f:
+    for b in open("/tmp/ta.blocks").read().split():
+        f.seek(int(b) * 4096)
+        f.write(os.urandom(4096))
+PY
 	cp /tmp/ta.old /tmp/ta.new
 	head -c $((NT * SPB * 4096)) /dev/urandom |
 		dd of=/tmp/ta.new bs=4096 seek=$((T0 * SPB)) conv=notrunc status=none
 
 	table 3 nosync tier_size $TIER | dmsetup create $VOL || fail "create"
-	for s in $(seq $T0 $((T0 + NT - 1))); do
-		for k in 0 1 2; do
-			b=$((s * SPB + k * CHUNK / 8))
-			dd if=/tmp/ta.old of=/dev/mapper/$VOL bs=4096 skip=$b seek=$b count=1 oflag=direct \
-				status=none || fail "write stripe $s chunk $k"
-		done
-	done
+	# those blocks, one 4 KiB O_DIRECT write each: three per stripe
+	python3 - /dev/mapper/$VOL <<'PY' || fail "the 4 KiB writes to stripes $T0.."
+import mmap, os, sys
+old = open("/tmp/ta.old", "rb").read()
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, 4096)
+for b in open("/tmp/ta.blocks").read().split():
+    b = int(b)
+    buf[:] = old[b * 4096:(b + 1) * 4096]
+    if os.pwritev(fd, [buf], b * 4096) != 4096:
+        sys.exit("short write at block %d" % b)
+os.close(fd)
+PY
 	in_tier=$(t_opstat $VOL tier_stripes | cut -d/ -f1)
 	[ "$in_tier" = $NT ] || fail "$in_tier stripes in the tier, not $NT"
 	dmsetup remove --retry $VOL || fail "remove"
-	dd if=/dev/zero of=/dev/mapper/rsta1 bs=512 count=$SZ oflag=direct status=none || fail "zero member 1"
+	dd if=/dev/zero of=/dev/mapper/rsta1 bs=1M count=$((SZ * 512)) iflag=count_bytes oflag=direct \
+		status=none || fail "zero member 1"
 	table 9 nosync tier_size $TIER rebuild 1 min_recovery_rate $RATE max_recovery_rate $RATE |
 		dmsetup create $VOL || fail "create with rebuild 1"
 	echo 1 >$HOLD_TIER
