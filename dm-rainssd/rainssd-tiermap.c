@@ -720,25 +720,37 @@ static void rs_tier_periodic(struct work_struct *work)
 }
 
 /*
+ * Queue @op to run @fn once the commits reach every change so far (@left
+ * false) or every stripe's leaving the tier so far (@left true), and return
+ * false; true when they do already, or when the table failed.
+ */
+static bool rs_tier_wait_for(struct rs_tier *tr, bool left, struct rs_op *op, rs_op_fn fn)
+{
+	unsigned long flags;
+	u64 want;
+
+	spin_lock_irqsave(&tr->lock, flags);
+	want = left ? tr->left : tr->change;
+	if (tr->committed >= want || tr->mode == RS_TIER_FAIL) {
+		spin_unlock_irqrestore(&tr->lock, flags);
+		return true;
+	}
+	op->token = want;
+	op->run = fn;
+	list_add_tail(&op->wait, &tr->waiters);
+	spin_unlock_irqrestore(&tr->lock, flags);
+	queue_work(tr->wq, &tr->commit_work);
+	return false;
+}
+
+/*
  * @op changed the mapping (its write moved rows or stripes): queue it to
  * run @fn once every change made so far is committed, and return false;
  * true when they are already.
  */
 bool rs_tier_wait_committed(struct rs_tier *tr, struct rs_op *op, rs_op_fn fn)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&tr->lock, flags);
-	if (tr->committed == tr->change || tr->mode == RS_TIER_FAIL) {
-		spin_unlock_irqrestore(&tr->lock, flags);
-		return true;
-	}
-	op->token = tr->change;
-	op->run = fn;
-	list_add_tail(&op->wait, &tr->waiters);
-	spin_unlock_irqrestore(&tr->lock, flags);
-	queue_work(tr->wq, &tr->commit_work);
-	return false;
+	return rs_tier_wait_for(tr, false, op, fn);
 }
 
 /*
@@ -751,19 +763,7 @@ bool rs_tier_wait_committed(struct rs_tier *tr, struct rs_op *op, rs_op_fn fn)
  */
 bool rs_tier_wait_left(struct rs_tier *tr, struct rs_op *op, rs_op_fn fn)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&tr->lock, flags);
-	if (tr->committed >= tr->left || tr->mode == RS_TIER_FAIL) {
-		spin_unlock_irqrestore(&tr->lock, flags);
-		return true;
-	}
-	op->token = tr->left;
-	op->run = fn;
-	list_add_tail(&op->wait, &tr->waiters);
-	spin_unlock_irqrestore(&tr->lock, flags);
-	queue_work(tr->wq, &tr->commit_work);
-	return false;
+	return rs_tier_wait_for(tr, true, op, fn);
 }
 
 /*
