@@ -52,7 +52,7 @@ def ref_crc32c(data):
 
 def encode_sb(uuid=UUID_A, events=5, chunk=128, n=4, data_offset=32768, stripes=64,
               resync_cp=64, role=0, flags=1, ctime=1700000000, states=None, cps=None,
-              magic=MAGIC, version=1, csum=None, uncovered_to=0):
+              magic=MAGIC, version=1, csum=None, uncovered_to=0, tier_start=0, tier_sectors=0):
     """A superblock copy at the offsets of struct rs_sb_disk (rainssd-sb.h)."""
     states = [1] * n if states is None else states
     cps = [0] * len(states) if cps is None else cps
@@ -66,7 +66,7 @@ def encode_sb(uuid=UUID_A, events=5, chunk=128, n=4, data_offset=32768, stripes=
     struct.pack_into("<II", b, 72, role, flags)
     struct.pack_into("<Q", b, 80, ctime)
     # region_stripes, pad0 and log_nonce at 88, 92, 96; tier fields at 104; members at 136
-    struct.pack_into("<Q", b, 120, uncovered_to)
+    struct.pack_into("<QQQ", b, 104, tier_start, tier_sectors, uncovered_to)
     for i, (st, cp) in enumerate(zip(states, cps)):
         b[136 + 16 * i] = st
         struct.pack_into("<Q", b, 136 + 16 * i + 8, cp)
@@ -182,6 +182,9 @@ class Decode(unittest.TestCase):
             "state unknown": dict(states=[1, 4, 1, 1]),
             "state beyond n": dict(states=[1, 1, 1, 1, 1]),
             "rebuild checkpoint beyond": dict(states=[1, 3, 1, 1], cps=[0, 65, 0, 0]),
+            "format 1 with a tier": dict(tier_start=40960, tier_sectors=4096),
+            "format 2 tier inside the data": dict(version=2, tier_start=40959, tier_sectors=4096),
+            "version 3": dict(version=3, tier_start=40960, tier_sectors=4096),
         }
         for name, kw in cases.items():
             status, sb, why = admin.decode_sb(encode_sb(**kw))
@@ -193,6 +196,16 @@ class Decode(unittest.TestCase):
                    dict(states=[1, 3, 1, 1], cps=[0, 64, 0, 0]),
                    dict(states=[1, 2, 1, 1], cps=[0, 999, 0, 0])):
             self.assertEqual(admin.decode_sb(encode_sb(**kw))[0], "valid", kw)
+
+    def test_format_2(self):
+        # a volume with a RAID1 tier: 64 stripes of 128 sectors end at 40960
+        status, sb, why = admin.decode_sb(encode_sb(version=2, tier_start=40960,
+                                                    tier_sectors=8192))
+        self.assertEqual(status, "valid", why)
+        self.assertEqual((sb["version"], sb["tier_start"], sb["tier_sectors"],
+                          sb["volume_sectors"]), (2, 40960, 8192, 24576))
+        sb1 = admin.decode_sb(encode_sb())[1]
+        self.assertEqual((sb1["tier_start"], sb1["tier_sectors"]), (0, 0))
 
     def test_newest_copy(self):
         v = lambda e: admin.decode_sb(encode_sb(events=e))
@@ -337,9 +350,16 @@ class KernelCodec(unittest.TestCase):
         self.assertEqual(self.kdecode(bytes(b))[0], "corrupt")
         self.assertEqual(admin.decode_sb(bytes(b))[0], "corrupt")
         for kw in (dict(version=2), dict(role=4), dict(chunk=96), dict(events=0), dict(flags=4),
-                   dict(states=[1, 0, 1, 1])):
+                   dict(states=[1, 0, 1, 1]), dict(tier_start=40960, tier_sectors=4096),
+                   dict(version=2, tier_start=40959, tier_sectors=4096),
+                   dict(version=3, tier_start=40960, tier_sectors=4096)):
             self.assertEqual(self.kdecode(encode_sb(**kw))[0], "corrupt", kw)
             self.assertEqual(admin.decode_sb(encode_sb(**kw))[0], "corrupt", kw)
+        # format 2, a tier after the data area: valid in both
+        for kw in (dict(version=2, tier_start=40960, tier_sectors=4096),
+                   dict(version=2, tier_start=50000, tier_sectors=8)):
+            self.assertEqual(self.kdecode(encode_sb(**kw))[0], "valid", kw)
+            self.assertEqual(admin.decode_sb(encode_sb(**kw))[0], "valid", kw)
 
 
 FAKE_DMSETUP = """#!%s
@@ -440,6 +460,23 @@ class Examine(ToolCase):
         self.assertEqual([r[1] for r in rows], ["in_sync", "in_sync", "rebuilding", "in_sync"])
         self.assertEqual(rows[2][2], "18")                  # the newest copy's checkpoint
         self.assertIn("this device", " ".join(rows[2]))
+
+    def test_tier(self):
+        p = self.img("m.img", encode_sb(events=6, version=2, tier_start=40960, tier_sectors=8192))
+        rc, out, err = self.run_tool("examine", p)
+        self.assertEqual(rc, 0, err)
+        f = {l.split()[0]: l.split(None, 1)[1] for l in out.splitlines()[1:] if l.strip()}
+        self.assertEqual(f["version"], "2")
+        self.assertEqual(f["tier"], "RAID1 tier: 8192 sectors per member (4.0 MiB) from sector 40960")
+        rc, out, err = self.run_tool("examine", "--json", p)
+        self.assertEqual(rc, 0, err)
+        sb = json.loads(out)["superblock"]
+        self.assertEqual((sb["tier_start"], sb["tier_sectors"]), (40960, 8192))
+        # no tier line for format 1
+        p1 = self.img("m1.img", encode_sb(events=6))
+        rc, out, err = self.run_tool("examine", p1)
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("tier", out)
 
     def test_json(self):
         p = self.img("m.img", encode_sb(events=9, flags=1), encode_sb(events=8))
@@ -672,6 +709,24 @@ class Assemble(ToolCase):
         self.assertEqual(rc, 1)
         self.assertIn("stale", err)
         self.assertEqual(self.calls(), [])
+
+    def test_tier(self):
+        # 32 stripes of 128 sectors end at 36864; the tier's 4096 sectors after them
+        t = dict(version=2, stripes=32, resync_cp=32, tier_start=36864, tier_sectors=4096)
+        m = [self.member("t%d.img" % r, r, **t) for r in range(4)]
+        rc, out, err = self.run_tool("assemble", "--policy", "rcw", "vol", *m)
+        self.assertEqual(rc, 0, err)
+        table = "0 12288 rainssd 128 4 %s 4 policy rcw tier_size 4096" % " ".join(m)
+        self.assertEqual(self.calls(), [["create", "vol", "--table", table]])
+        # a member that gives another tier, or none: refused
+        for name, kw in (("other.img", dict(t, tier_sectors=2048)),
+                         ("none.img", dict(stripes=32, resync_cp=32))):
+            odd = self.member(name, 3, events=4, **kw)
+            rc, _, err = self.run_tool("assemble", "vol", *m[:3], odd)
+            self.assertEqual(rc, 1, name)
+            self.assertIn("geometry", err)
+            self.assertIn("tier_sectors", err)
+        self.assertEqual(len(self.calls()), 1)
 
     def test_geometry_disagrees(self):
         a = [self.member("a%d.img" % r, r) for r in range(3)]
