@@ -43,6 +43,27 @@ t_linear_members() {
 	done
 }
 
+# t_cut_members <prefix> <n>: a power cut of the members t_linear_members
+# made: every one frozen with what it holds queued, then given the error
+# table (the queued writes fail and are lost, as on a cut).
+t_cut_members() {
+	local p=$1 n=$2 i
+	for i in $(seq 0 $((n - 1))); do dmsetup suspend --noflush "$p$i" || fail "suspend $p$i"; done
+	for i in $(seq 0 $((n - 1))); do
+		dmsetup load "$p$i" --table "0 $SZ error" && dmsetup --noudevsync resume "$p$i" ||
+			fail "error table on $p$i"
+	done
+}
+# t_uncut_members <prefix> <n>: after a cut (the volume removed), the
+# members' linear tables back: the power is back.
+t_uncut_members() {
+	local p=$1 n=$2 i
+	for i in $(seq 0 $((n - 1))); do
+		dmsetup load "$p$i" --table "0 $SZ linear /dev/rsch$i 0" &&
+			dmsetup --noudevsync resume "$p$i" || fail "linear table back on $p$i"
+	done
+}
+
 # The largest volume length for chunk $1 over T_DEVS.
 t_usable() {
 	local chunk=$1 n=${#T_DEVS[@]} sz

@@ -119,19 +119,11 @@ fresh() {
 # holds let go (a commit that was held fails on every member), the volume
 # removed, the members back
 power_cut() {
-	local i
-	for i in $(seq 0 $((N - 1))); do dmsetup suspend --noflush rsrc$i || fail "suspend rsrc$i"; done
-	for i in $(seq 0 $((N - 1))); do
-		dmsetup load rsrc$i --table "0 $SZ error" && dmsetup --noudevsync resume rsrc$i ||
-			fail "error table on rsrc$i"
-	done
+	t_cut_members rsrc $N
 	echo 0 >$HOLD_META
 	echo 0 >$HOLD
 	dmsetup remove --retry $VOL || fail "remove after the cut"
-	for i in $(seq 0 $((N - 1))); do
-		dmsetup load rsrc$i --table "0 $SZ linear /dev/rsch$i 0" &&
-			dmsetup --noudevsync resume rsrc$i || fail "linear table back on rsrc$i"
-	done
+	t_uncut_members rsrc $N
 }
 
 # rebuilt <file> [<file>]: created again with `rebuild 1` and rebuilt, the

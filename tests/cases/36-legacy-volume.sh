@@ -111,17 +111,10 @@ if [[ $PARTS == *2* ]]; then
 	sleep 1
 	# The cut: every member frozen and given the error table, the volume
 	# removed, the members back.
-	for i in $(seq 0 $((N - 1))); do dmsetup suspend --noflush rslg$i || fail "suspend rslg$i"; done
-	for i in $(seq 0 $((N - 1))); do
-		dmsetup load rslg$i --table "0 $SZ error" && dmsetup --noudevsync resume rslg$i ||
-			fail "error table on rslg$i"
-	done
+	t_cut_members rslg $N
 	wait $w
 	dmsetup remove --retry $VOL || fail "part 2: remove after the cut"
-	for i in $(seq 0 $((N - 1))); do
-		dmsetup load rslg$i --table "0 $SZ linear /dev/rsch$i 0" &&
-			dmsetup --noudevsync resume rslg$i || fail "linear table back on rslg$i"
-	done
+	t_uncut_members rslg $N
 	# The region was dirty on the members at the cut (member 0's copy).
 	cmp -s <(dd if="${T_DEVS[0]}" bs=512 skip=4096 count=8 iflag=direct status=none) \
 		<(head -c 4096 /dev/zero) && fail "part 2: the bitmap on member 0 was clear at the cut"

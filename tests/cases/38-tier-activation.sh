@@ -208,17 +208,10 @@ if [ "$c" -gt $((T0 + NT + 16)) ]; then
 	done
 fi
 note "part 2: the cut with the rebuild at stripe $c in memory, $(disk_cp) on disk"
-for i in $(seq 0 $((N - 1))); do dmsetup suspend --noflush rsta$i || fail "suspend rsta$i"; done
-for i in $(seq 0 $((N - 1))); do
-	dmsetup load rsta$i --table "0 $SZ error" && dmsetup --noudevsync resume rsta$i ||
-		fail "error table on rsta$i"
-done
+t_cut_members rsta $N
 echo 0 >$HOLD_TIER
 dmsetup remove --retry $VOL || fail "remove after the cut"
-for i in $(seq 0 $((N - 1))); do
-	dmsetup load rsta$i --table "0 $SZ linear /dev/rsch$i 0" &&
-		dmsetup --noudevsync resume rsta$i || fail "linear table back on rsta$i"
-done
+t_uncut_members rsta $N
 mark=$(dmesg | wc -l)
 table 5 nosync tier_size $TIER rebuild 1 | dmsetup create $VOL || fail "created again: $(dmesg | tail -2)"
 dmesg | tail -n +$((mark + 1)) | { grep -E 'replayed|resync|rainssd: member' || true; } | sed 's/^/    # /'
