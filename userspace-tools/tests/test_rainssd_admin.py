@@ -777,6 +777,24 @@ class Replace(ToolCase):
             new, self.m[1], self.m[2], self.m[3]))
         self.assertEqual((j["index"], j["old"], j["new"]), (0, self.m[1], new))
 
+    def test_tier_volume(self):
+        # a volume with a RAID1 tier (format 2): its former member 2 put back
+        # in its place is taken as this volume's (rebuilt, not wiped); a
+        # member of another tier volume is refused
+        t = dict(version=2, stripes=32, resync_cp=32, tier_start=36864, tier_sectors=4096)
+        self.m = [self.member("t%d.img" % r, r, **t) for r in range(4)]
+        self.volume(opts=" 3 nosync tier_size 4096")
+        rc, out, err = self.run_tool("replace", "vol", "2", self.m[2])
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("wiped", err)
+        table = "0 24576 rainssd 128 4 %s %s %s %s 5 nosync tier_size 4096 rebuild 2" % tuple(
+            self.m)
+        self.assertEqual(self.calls()[3], ["reload", "vol", "--table", table])
+        foreign = self.member("foreign.img", 2, uuid=UUID_B, **t)
+        rc, _, err = self.run_tool("replace", "vol", "2", foreign)
+        self.assertEqual(rc, 1)
+        self.assertIn("the superblock of volume fedcba98", err)
+
     def test_rebuild_of_the_same_member_again(self):
         # member 2 is being rebuilt onto a device that fails: another replacement
         self.volume(health="AAaA", opts=" 4 rebuild 2 stripe_cache 512")
