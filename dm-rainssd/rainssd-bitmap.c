@@ -377,10 +377,7 @@ int rs_bitmap_load(struct rs_bitmap *b, bool resync, u64 cover, bool no_image)
 		memset(b->image, 0, (size_t)b->nr_blocks * RS_BM_BLOCK);
 	}
 	ret = rs_bitmap_write_all(b);
-	spin_lock_irq(&b->lock);
-	b->running = true;
-	queue_delayed_work(b->wq, &b->daemon, msecs_to_jiffies(RS_BM_DAEMON_MS));
-	spin_unlock_irq(&b->lock);
+	rs_bitmap_resume(b);
 out:
 	for (m = 0; m < RS_MAX_DEVS; m++)
 		kfree(bufs[m]);
@@ -405,6 +402,25 @@ int rs_bitmap_write_all(struct rs_bitmap *b)
 		if (test_bit(k, b->dirty_blocks))
 			return -EIO;
 	return 0;
+}
+
+/*
+ * (Re)start the daemon that clears the bits of idle regions: at the first
+ * resume once the bitmap is loaded, and at every later resume of the same
+ * table, since rs_bitmap_quiesce() stopped it (up to 1.11.10 it was never
+ * restarted, and no bit was cleared after a suspend and resume). Never
+ * sleeps.
+ */
+void rs_bitmap_resume(struct rs_bitmap *b)
+{
+	if (!b)
+		return;
+	spin_lock_irq(&b->lock);
+	if (!b->running) {
+		b->running = true;
+		queue_delayed_work(b->wq, &b->daemon, msecs_to_jiffies(RS_BM_DAEMON_MS));
+	}
+	spin_unlock_irq(&b->lock);
 }
 
 /*

@@ -13,7 +13,8 @@
  *
  * Handle: struct rs_bitmap (opaque). rs_bitmap_create/destroy: constructor
  * and destructor; rs_bitmap_load, rs_bitmap_write_all and rs_bitmap_quiesce
- * sleep (resume, suspend); rs_bitmap_start, rs_bitmap_end and the sync
+ * sleep (resume, suspend); rs_bitmap_resume (a later resume) never sleeps;
+ * rs_bitmap_start, rs_bitmap_end and the sync
  * helpers run in process context and never sleep; rs_bitmap_needs_sync in
  * any context.
  */
@@ -38,6 +39,7 @@ u32 rs_bitmap_regions(struct rs_bitmap *b);
 int rs_bitmap_load(struct rs_bitmap *b, bool resync, u64 cover, bool no_image);
 int rs_bitmap_write_all(struct rs_bitmap *b);
 int rs_bitmap_quiesce(struct rs_bitmap *b);
+void rs_bitmap_resume(struct rs_bitmap *b);
 
 bool rs_bitmap_start(struct rs_bitmap *b, struct rs_op *op, rs_op_fn fn);
 void rs_bitmap_end(struct rs_bitmap *b, struct rs_op *op);

@@ -924,6 +924,8 @@ static void rs_resume(struct dm_target *ti)
 {
 	struct rainssd *rs = ti->private;
 
+	/* The postsuspend's rs_bitmap_quiesce() stopped the bits' clearing. */
+	rs_bitmap_resume(rs->bitmap);
 	rs_sync_start(rs->sync);
 	rs_migrate_start(rs->tier_mig);
 }
