@@ -22,7 +22,13 @@
  * two laps old can outlive newer records of its stripe, and replaying it
  * would compute a wrong parity. Hence every header carries its lap, and
  * replay trusts only the records of the newest record's lap up to it and
- * those of the lap before after it.
+ * those of the lap before after it. That alone is not enough when the
+ * first write of a new lap is torn: it can destroy the lap's first records
+ * and leave no whole record of the new lap, so that the records two laps
+ * old in the tail the last lap skipped count as of the lap before and may
+ * be the newest left of their stripe. So a new lap begins only once no
+ * record in that tail is in use, and its first write waits for a FUA write
+ * of zeros over the tail (up to 1.11.10 the tail was left as it was).
  */
 #include <linux/bio.h>
 #include <linux/crc32c.h>
@@ -64,6 +70,8 @@ struct rs_log_slot {
 	unsigned int member;
 	u64 seq;
 	u32 lap;
+	/* The first record of a lap: the skipped tail from here is zeroed first. */
+	unsigned int wipe;
 	struct page *hdr;
 	struct rs_op *op;
 	unsigned int pp_pidx, bytes;	/* the partial parity: op->pages from pp_pidx */
@@ -79,7 +87,8 @@ struct rs_log_ring {
 	struct rs_log *log;
 	unsigned int member;
 	struct list_head queue;		/* records to write, in sequence order */
-	bool writing;			/* a write of records is in flight */
+	bool writing;			/* a write of records (or of zeros) is in flight */
+	bool wipe_failed;		/* the zeros before its first record failed */
 	/* The records of that write (owned by it until its end queues the work). */
 	unsigned int nr_batch;
 	struct rs_log_slot *batch[RS_LOG_SLOTS];
@@ -120,6 +129,10 @@ static bool rs_log_fits(struct rs_log_ring *r, unsigned int head, unsigned int l
 	*start = head + len > RS_LOG_BLOCKS ? 0 : head;
 	if (rs_log_overlaps(r, *start, len))
 		return false;
+	/* A new lap: its first write zeroes the tail, so no record may be in use there. */
+	if (head + len > RS_LOG_BLOCKS && head < RS_LOG_BLOCKS &&
+	    rs_log_overlaps(r, head, RS_LOG_BLOCKS - head))
+		return false;
 	for (i = 0; i < RS_LOG_SLOTS; i++) {
 		if (!r->slot[i].busy) {
 			*slot = i;
@@ -141,8 +154,9 @@ static void rs_log_endio(struct bio *bio)
 	struct rs_log *log = r->log;
 	unsigned int k, m = r->member, nr = r->nr_batch;
 	struct rs_op *ops[RS_LOG_SLOTS];
-	bool failed = bio->bi_status != BLK_STS_OK;
+	bool failed = bio->bi_status != BLK_STS_OK || r->wipe_failed;
 
+	r->wipe_failed = false;
 	/*
 	 * The log may go once the last operation is told (it ends, then the
 	 * target may be suspended and freed): nothing of it is touched after.
@@ -181,6 +195,42 @@ static void rs_log_add(struct rs_log_ring *r, struct bio **bio, struct page *pag
 	__bio_add_page(more, page, len, 0);
 }
 
+/* The zeros over a skipped tail ended: the ring's first record of the lap goes next. */
+static void rs_log_wipe_endio(struct bio *bio)
+{
+	struct rs_log_ring *r = bio->bi_private;
+	struct rs_log *log = r->log;
+
+	if (bio->bi_status != BLK_STS_OK)
+		r->wipe_failed = true;
+	bio_put(bio);
+	set_bit(r->member, log->ended);
+	queue_work(log->rs->wq, &log->work);
+}
+
+/*
+ * Zero blocks [@from, the end) of @r with FUA, before the first record of a
+ * new lap is written: no record left there from earlier laps can outlive
+ * the records of its stripe that the new lap overwrites. Process context,
+ * never sleeps.
+ */
+static void rs_log_wipe(struct rs_log *log, struct rs_log_ring *r, unsigned int from)
+{
+	unsigned int k, left = RS_LOG_BLOCKS - from;
+	struct bio *bio;
+
+	bio = bio_alloc_bioset(log->rs->dev[r->member]->bdev,
+			       min_t(unsigned int, left, BIO_MAX_VECS),
+			       REQ_OP_WRITE | REQ_FUA | REQ_SYNC, GFP_NOIO, &log->bs);
+	bio->bi_iter.bi_sector = RS_LOG_SECTOR + (sector_t)from * (RS_LOG_BLOCK >> SECTOR_SHIFT);
+	for (k = 0; k < RS_LOG_BLOCKS - from; k++)
+		rs_log_add(r, &bio, ZERO_PAGE(0), RS_LOG_BLOCK, left--);
+	bio->bi_private = r;
+	bio->bi_end_io = rs_log_wipe_endio;
+	rs_load_own_io(&log->rs->load, r->member, bio_sectors(bio));
+	submit_bio_noacct(bio);
+}
+
 /*
  * Write what waits in @r's queue unless a write of it is in flight: the
  * records contiguous in the ring from the first on, in one FUA bio (a chain
@@ -197,6 +247,15 @@ static void rs_log_kick(struct rs_log *log, struct rs_log_ring *r)
 	spin_lock(&log->lock);
 	if (r->writing || list_empty(&r->queue)) {
 		spin_unlock(&log->lock);
+		return;
+	}
+	s = list_first_entry(&r->queue, struct rs_log_slot, queue);
+	if (s->wipe < RS_LOG_BLOCKS) {
+		r->writing = true;
+		k = s->wipe;
+		s->wipe = RS_LOG_BLOCKS;
+		spin_unlock(&log->lock);
+		rs_log_wipe(log, r, k);
 		return;
 	}
 	r->nr_batch = 0;
@@ -356,6 +415,10 @@ bool rs_log_write(struct rs_log *log, struct rs_op *op, unsigned int nr,
 		r = &log->ring[s[i]->member];
 		s[i]->op = op;
 		s[i]->seq = ++r->seq;
+		/* The first record of a lap: the tail the last one skipped goes first. */
+		s[i]->wipe = RS_LOG_BLOCKS;
+		if (s[i]->lap != r->lap && r->head < RS_LOG_BLOCKS)
+			s[i]->wipe = r->head;
 		r->head = s[i]->start + s[i]->len;
 		r->lap = s[i]->lap;
 	}
