@@ -315,7 +315,14 @@ static void rs_sync_done(void *ctx, blk_status_t status, u64 mismatches)
 		rs_meta_set_resync_cp(rs->meta, cp);
 	}
 	s->rate.win_sectors += (u64)s->nr * rs->geom.chunk;
-	if (end || (now - s->last_commit > RS_SYNC_COMMIT_NS && !rs_fault_hold_sync_commits())) {
+	/*
+	 * Only a rebuild's and a resync's checkpoints are in the superblocks: a
+	 * scrub or a dirty region's resync has nothing to commit (up to 1.11.10
+	 * they committed every 2 s too, and a power cut inside such a commit
+	 * left the members it had not reached a generation behind: stale).
+	 */
+	if (end || ((s->what == RS_SYNC_REBUILD || s->what == RS_SYNC_RESYNC) &&
+		    now - s->last_commit > RS_SYNC_COMMIT_NS && !rs_fault_hold_sync_commits())) {
 		s->last_commit = now;
 		rs_meta_request_commit(rs->meta);
 		if (end)
