@@ -55,7 +55,7 @@ struct rs_r5_op {
 	u64 rb_cp;			/* its checkpoint */
 	u64 resync_cp;			/* the initial resync's checkpoint */
 	unsigned long bad;		/* members whose read failed in this operation */
-	unsigned long skip;		/* members dead when its writes were built */
+	bool stale;			/* a member failed since the plan: no writes built */
 	u8 gate;			/* how far between compute and write (rs_r5_gate) */
 	bool bm_started;		/* its writes are counted in the bitmap */
 	bool logged;			/* it holds degraded-log records */
@@ -447,7 +447,7 @@ static void rs_r5_tier_writes(struct rs_r5_op *r5, unsigned int i, blk_opf_t opf
 	struct rs_op *op = &r5->op;
 	struct rainssd *rs = op->rs;
 	const struct rs_tier_layout *t = rs_tier_layout_of(rs->tier);
-	unsigned long dead = rs_r5_dead_of(r5, i) | r5->skip;
+	unsigned long dead = rs_r5_dead_of(r5, i);
 	unsigned int m, c, cm, boff, len;
 	struct rs_tier_view v;
 	struct rs_range rw;
@@ -733,6 +733,34 @@ static bool rs_r5_reads_valid(struct rs_r5_op *r5)
 	return false;
 }
 
+/*
+ * Whether a member failed since @r5's plan. The plan decided which stripes
+ * are logged, and which members are written, from the failed members then:
+ * an update that left out a member failed since, with no record, would
+ * leave its stripe's parity the only copy of that member's chunk and
+ * unprotected against a torn write (up to 1.11.10: case 41).
+ */
+static bool rs_r5_dead_changed(const struct rs_r5_op *r5)
+{
+	return READ_ONCE(r5->op.rs->dead_mask) != r5->dead;
+}
+
+/*
+ * Plan @r5 again after its compute: its records (if any) go back, its
+ * bitmap count and stripes stay (rs_r5_gate() does not count it twice).
+ */
+static void rs_r5_replan(struct rs_r5_op *r5)
+{
+	struct rs_op *op = &r5->op;
+
+	if (r5->logged) {
+		rs_log_done(op->rs->log, op);
+		r5->logged = false;
+	}
+	rs_stat_inc(op->rs, RS_STAT_REPLANS);
+	rs_r5_plan(op);
+}
+
 /* ---- writes ---- */
 
 /* Where rs_r5_gate() is. */
@@ -798,7 +826,7 @@ static struct rs_range rs_r5_write_rows(const struct rs_r5_op *r5, unsigned int 
 	int e = rs_r5_end_of(r5, i);
 	struct rs_range none = { 0, 0 };
 
-	if (test_bit(m, &r5->skip) || (rs_r5_dead_of(r5, i) & BIT(m)) || rs_r5_tiered(r5, i))
+	if ((rs_r5_dead_of(r5, i) & BIT(m)) || rs_r5_tiered(r5, i))
 		return none;
 	if (e >= 0)
 		return rs_shape_writes(&r5->end[e].shape, r5->end[e].mode, m);
@@ -810,7 +838,9 @@ static struct rs_range rs_r5_write_rows(const struct rs_r5_op *r5, unsigned int 
  * Those of an update with degraded-log records go to stable media before
  * it completes (FUA): a later update of the stripe logs a partial parity
  * made from these bytes, which after a power cut must be the ones the
- * members hold (md's PPL flushes the members for the same reason).
+ * members hold (md's PPL flushes the members for the same reason). None
+ * when a member failed since the plan (rs_r5_dead_changed()): it is
+ * planned again once this empty step ends (rs_r5_written()).
  */
 static void rs_r5_build_writes(struct rs_op *op)
 {
@@ -820,8 +850,9 @@ static void rs_r5_build_writes(struct rs_op *op)
 	struct rs_range w;
 	unsigned int m, i, left;
 
-	/* Members that died since the plan: their rows are in the others' parity. */
-	r5->skip = READ_ONCE(rs->dead_mask);
+	r5->stale = rs_r5_dead_changed(r5);
+	if (r5->stale)
+		return;
 	for (m = 0; m < rs->geom.n; m++) {
 		left = 0;
 		for (i = 0; i < op->nr; i++) {
@@ -866,6 +897,8 @@ static void rs_r5_written(struct rs_op *op)
 	struct rs_r5_op *r5 = to_r5(op);
 	struct rainssd *rs = op->rs;
 
+	if (r5->stale)
+		return rs_r5_replan(r5);
 	/* A failed member write is held by the parity (or data, or a copy) that landed. */
 	rs_r5_note_failures(r5, false);
 	if (r5->tier_planned)
@@ -1038,11 +1071,8 @@ static void rs_r5_logged(struct rs_op *op)
 
 	if (op->failed) {
 		/* A parity member failed its record: plan again without it. */
-		rs_log_done(op->rs->log, op);
-		r5->logged = false;
 		rs_r5_note_failures(r5, false);
-		rs_stat_inc(op->rs, RS_STAT_REPLANS);
-		return rs_r5_plan(op);
+		return rs_r5_replan(r5);
 	}
 	r5->gate = RS_R5_GATE_WRITE;
 	rs_r5_gate(op);
@@ -1084,6 +1114,9 @@ static void rs_r5_gate(struct rs_op *op)
 		}
 		fallthrough;
 	case RS_R5_GATE_LOG:
+		/* A member failed since the plan (it waited): the stripes to log changed. */
+		if (rs_r5_dead_changed(r5))
+			return rs_r5_replan(r5);
 		for (i = 0; i < op->nr; i++) {
 			if (!rs_r5_needs_log(r5, i))
 				continue;
