@@ -257,6 +257,37 @@ static void rs_meta_run_ready(struct list_head *ready)
 	}
 }
 
+/*
+ * Record member @idx failed. The degraded-log records of the state before
+ * are superseded by the updates that now skip it, which are not logged:
+ * a new nonce, so that no replay applies them over those updates. Every
+ * member failure of a running table goes through here (the activation's
+ * come before rs_meta_activate() draws one). Returns true the first time.
+ * Lock held.
+ */
+static bool rs_meta_fail_locked(struct rs_meta *m, unsigned int idx)
+{
+	if (m->sb.state[idx] == RS_MS_FAILED)
+		return false;
+	m->sb.state[idx] = RS_MS_FAILED;
+	m->sb.log_nonce = get_random_u64();
+	m->state_gen++;
+	rs_meta_publish(m);
+	return true;
+}
+
+/*
+ * The members in @failed that the last commit failed: the log says so, a
+ * dm event, the sync looks again (rs_member_failed_report()). No lock held.
+ */
+static void rs_meta_report_failed(struct rs_meta *m, unsigned long failed)
+{
+	unsigned int i;
+
+	for_each_set_bit(i, &failed, m->sb.n)
+		rs_member_failed_report(m->rs, i, "superblock write error");
+}
+
 /* Commit until what is written is the latest state. Process context; sleeps. */
 static int rs_meta_commit(struct rs_meta *m)
 {
@@ -299,7 +330,8 @@ static int rs_meta_commit(struct rs_meta *m)
 			 * their I/O; none hangs on a commit that cannot be.
 			 */
 			for_each_set_bit(i, &failed, sb.n)
-				m->sb.state[i] = RS_MS_FAILED;
+				if (!rs_meta_fail_locked(m, i))
+					__clear_bit(i, &failed);
 			m->broken = true;
 			rs_meta_publish(m);
 			m->committed_gen = m->state_gen;
@@ -308,15 +340,19 @@ static int rs_meta_commit(struct rs_meta *m)
 			spin_unlock_irqrestore(&m->lock, flags);
 			rs_meta_run_ready(&ready);
 			rs_meta_end_flushes(&done, true);
+			rs_meta_report_failed(m, failed);
 			DMERR("no member took the superblock: the volume is failed");
 			return -EIO;
 		}
-		for_each_set_bit(i, &failed, sb.n) {
-			if (m->sb.state[i] != RS_MS_FAILED) {
-				m->sb.state[i] = RS_MS_FAILED;
-				m->state_gen++;
-			}
-		}
+		/*
+		 * A member that refused it fails as any other does (up to
+		 * 1.11.10 without a new log nonce, dm event or sync kick: once
+		 * the next commit said it failed, an unclean activation replayed
+		 * records of the rebuild's state over updates not logged since).
+		 */
+		for_each_set_bit(i, &failed, sb.n)
+			if (!rs_meta_fail_locked(m, i))
+				__clear_bit(i, &failed);
 		rs_meta_publish(m);
 		/* What the superblocks now vouch for, below a rebuild's checkpoint. */
 		for (i = 0; i < sb.n; i++)
@@ -329,6 +365,7 @@ static int rs_meta_commit(struct rs_meta *m)
 		spin_unlock_irqrestore(&m->lock, flags);
 		rs_meta_run_ready(&ready);
 		rs_meta_end_flushes(&done, false);
+		rs_meta_report_failed(m, failed);
 	}
 }
 
@@ -361,14 +398,7 @@ bool rs_meta_member_failed(struct rs_meta *m, unsigned int idx)
 	bool first;
 
 	spin_lock_irqsave(&m->lock, flags);
-	first = m->sb.state[idx] != RS_MS_FAILED;
-	if (first) {
-		m->sb.state[idx] = RS_MS_FAILED;
-		/* Records of the earlier state are superseded by unlogged updates. */
-		m->sb.log_nonce = get_random_u64();
-		m->state_gen++;
-		rs_meta_publish(m);
-	}
+	first = rs_meta_fail_locked(m, idx);
 	spin_unlock_irqrestore(&m->lock, flags);
 	if (first && m->activated)
 		queue_work(m->wq, &m->commit_work);

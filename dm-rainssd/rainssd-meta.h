@@ -18,9 +18,11 @@
  * Contexts: rs_meta_read, rs_meta_create, rs_meta_activate,
  * rs_meta_set_clean, rs_meta_commit_wait and rs_meta_destroy sleep
  * (constructor, resume, suspend, destructor); every commit runs on the
- * commit work, one at a time. rs_meta_member_failed may be called in any context,
- * interrupt included. rs_meta_wait_committed and rs_meta_set_rebuild_cp
- * run in process context and never sleep.
+ * commit work, one at a time; a member whose flush or superblock write
+ * fails there is failed as rs_meta_member_failed() fails one (a new log
+ * nonce) and reported with rs_member_failed_report(). rs_meta_member_failed
+ * may be called in any context, interrupt included. rs_meta_wait_committed
+ * and rs_meta_set_rebuild_cp run in process context and never sleep.
  */
 #ifndef RAINSSD_META_H
 #define RAINSSD_META_H

@@ -30,18 +30,27 @@ static void rs_event_work(struct work_struct *work)
 }
 
 /*
- * Member @m failed (idempotent): it serves no data from now on, the
- * superblocks are to say so, a dm event is raised. Any context.
+ * Member @m was just recorded failed (rs_meta: here, or in a superblock
+ * commit it refused): say why, raise a dm event, let the sync look again.
+ * Any context.
  */
-void rs_member_failed(struct rainssd *rs, unsigned int m, const char *why)
+void rs_member_failed_report(struct rainssd *rs, unsigned int m, const char *why)
 {
-	if (!rs_meta_member_failed(rs->meta, m))
-		return;
 	if (rs->dev[m])
 		DMERR_LIMIT("member %u (%pg) failed: %s; %u member(s) failed", m,
 			    rs->dev[m]->bdev, why, rs_dead_count(rs));
 	queue_work(rs->wq, &rs->event_work);
 	rs_sync_kick(rs->sync);
+}
+
+/*
+ * Member @m failed (idempotent): it serves no data from now on, the
+ * superblocks are to say so, a dm event is raised. Any context.
+ */
+void rs_member_failed(struct rainssd *rs, unsigned int m, const char *why)
+{
+	if (rs_meta_member_failed(rs->meta, m))
+		rs_member_failed_report(rs, m, why);
 }
 
 /*

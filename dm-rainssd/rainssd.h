@@ -267,6 +267,7 @@ static inline bool rs_member_dead(struct rainssd *rs, unsigned int m)
 /* rainssd-target.c */
 bool rs_member_holds(struct rainssd *rs, unsigned int m, u64 stripe);
 void rs_member_failed(struct rainssd *rs, unsigned int m, const char *why);
+void rs_member_failed_report(struct rainssd *rs, unsigned int m, const char *why);
 bool rs_read_error(struct rainssd *rs, unsigned int m);
 bool rs_read_around(struct rainssd *rs, unsigned int m, bool *probe);
 void rs_read_again(struct rainssd *rs, struct bio *bio, unsigned long bad);
