@@ -626,6 +626,17 @@ bad:
 	return -ENOMEM;
 }
 
+/*
+ * Wait for a queued commit to end, at teardown: a commit that fails a
+ * member reports it to the sync and the target's workqueue, which go
+ * before the metadata. Sleeps.
+ */
+void rs_meta_flush(struct rs_meta *m)
+{
+	if (m && m->wq)
+		flush_workqueue(m->wq);
+}
+
 void rs_meta_destroy(struct rs_meta *m)
 {
 	unsigned int i;

@@ -16,7 +16,7 @@
  * that member back in service.
  *
  * Contexts: rs_meta_read, rs_meta_create, rs_meta_activate,
- * rs_meta_set_clean, rs_meta_commit_wait and rs_meta_destroy sleep
+ * rs_meta_set_clean, rs_meta_commit_wait, rs_meta_flush and rs_meta_destroy sleep
  * (constructor, resume, suspend, destructor); every commit runs on the
  * commit work, one at a time; a member whose flush or superblock write
  * fails there is failed as rs_meta_member_failed() fails one (a new log
@@ -38,6 +38,7 @@ struct rs_meta;
 int rs_meta_read(struct rainssd *rs, struct rs_activation *a);
 int rs_meta_create(struct rainssd *rs, const struct rs_assembly *as, struct rs_meta **out);
 void rs_meta_destroy(struct rs_meta *m);
+void rs_meta_flush(struct rs_meta *m);
 /* What the last shutdown left, for the first resume. */
 struct rs_meta_boot {
 	bool fresh;		/* a new volume */

@@ -138,6 +138,8 @@ static void rs_free(struct rainssd *rs)
 	rs_migrate_destroy(rs->tier_mig);
 	/* Its commits may fail members (kicking the sync) and queue operations. */
 	rs_tier_destroy(rs->tier);
+	/* A superblock commit that fails a member kicks the sync too. */
+	rs_meta_flush(rs->meta);
 	rs_sync_destroy(rs->sync);
 	rs_bitmap_destroy(rs->bitmap);
 	rs_log_destroy(rs->log);
