@@ -661,6 +661,9 @@ static void rs_meta_log(struct rainssd *rs, const struct rs_assembly *as)
 		DMINFO("%s: a new volume: superblocks written%s",
 		       dm_device_name(dm_table_get_md(rs->ti->table)),
 		       as->sb.resync_cp < as->sb.stripes ? ", parity resync started" : " (nosync)");
+	for_each_set_bit(i, &as->behind, as->sb.n)
+		DMWARN("member %u missed the last superblock commit only: taken as the newest says",
+		       i);
 	for_each_set_bit(i, &as->failed, as->sb.n)
 		DMERR("member %u: %s: it is failed and serves no data", i,
 		      test_bit(i, &as->stale) ? "stale (its superblock is older than the others')" :

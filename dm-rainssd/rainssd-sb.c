@@ -303,6 +303,65 @@ static void rs_assemble_fresh(const struct rs_activation *a, struct rs_assembly 
 	}
 }
 
+/* The same state, role aside (every member is written the same, but its role). */
+static bool rs_sb_same_state(const struct rs_sb *a, const struct rs_sb *b)
+{
+	unsigned int i;
+
+	if (memcmp(a->uuid, b->uuid, sizeof(a->uuid)) || a->events != b->events ||
+	    a->chunk != b->chunk || a->n != b->n || a->data_offset != b->data_offset ||
+	    a->stripes != b->stripes || a->resync_cp != b->resync_cp ||
+	    a->flags != b->flags || a->ctime != b->ctime ||
+	    a->region_stripes != b->region_stripes || a->log_nonce != b->log_nonce ||
+	    a->tier_start != b->tier_start || a->tier_sectors != b->tier_sectors ||
+	    a->uncovered_to != b->uncovered_to)
+		return false;
+	for (i = 0; i < a->n && i < RS_MAX_DEVS; i++)
+		if (a->state[i] != b->state[i] || a->cp[i] != b->cp[i])
+			return false;
+	return true;
+}
+
+/*
+ * Whether slot @i missed the last commit only, as a power cut in the middle
+ * of that commit leaves a member (1.11.12; up to 1.11.11 it was stale, and a
+ * cut that reached fewer than all but one member made the volume refused,
+ * though every member's data were current): its newest copy is one
+ * generation older than @newest, is the very state a member at @newest's
+ * generation held just before it (that member's other copy), and what the
+ * two generations say of slot @i's own data is the same (its state, and its
+ * rebuild checkpoint if rebuilding). A commit whose flush or write failed
+ * on the member does not write it, so a checkpoint the member's cache may
+ * not hold is never taken from @newest; the initial resync's checkpoint is
+ * taken at the lower of the two (rs_assemble()). Any write the member
+ * missed while the volume ran was acknowledged only once a committed
+ * generation said the member failed (rs_meta_wait_committed()), and
+ * @newest would say so. md takes a member one event behind the same way
+ * (super_1_validate()); a copy of the device one commit old looks the
+ * same, and is taken too, as md takes it.
+ */
+static bool rs_slot_one_behind(const struct rs_activation *a, unsigned int i,
+			       const struct rs_sb *newest)
+{
+	const struct rs_sb *s = rs_slot_newest(&a->slot[i]);
+	unsigned int j, c;
+
+	if (!s || s->events + 1 != newest->events || s->state[i] != newest->state[i] ||
+	    (s->state[i] == RS_MS_REBUILDING && s->cp[i] != newest->cp[i]))
+		return false;
+	for (j = 0; j < a->n; j++) {
+		const struct rs_slot *sl = &a->slot[j];
+
+		if (j == i || sl->missing || sl->rebuild || rs_slot_blank(sl) ||
+		    rs_slot_newest(sl)->events != newest->events)
+			continue;
+		for (c = 0; c < RS_SB_COPIES; c++)
+			if (sl->copy[c] == RS_SBR_VALID && rs_sb_same_state(&sl->sb[c], s))
+				return true;
+	}
+	return false;
+}
+
 /*
  * Decide what the table and the members' superblocks make of the volume.
  *
@@ -313,9 +372,10 @@ static void rs_assemble_fresh(const struct rs_activation *a, struct rs_assembly 
  *    geometry differs from the table or from each other: refused.
  *  - The newest generation among the members is the volume's state. A
  *    member that state marks failed stays failed; one whose own superblock
- *    is older than the newest (it missed a commit, so it may have missed
- *    data too) is stale and is failed; "-" fails its slot. None of them
- *    serves data.
+ *    is older than the newest is stale and is failed (it missed commits,
+ *    so it may have missed data too), unless it missed the last commit
+ *    only (rs_slot_one_behind(): a power cut inside that commit; 1.11.12,
+ *    before stale too); "-" fails its slot. None of them serves data.
  *  - "rebuild <i>" makes slot i rebuilding: from its checkpoint when the
  *    superblocks already say it is, else from stripe 0; a blank device is
  *    accepted only there. Not while the initial resync is unfinished: the
@@ -447,12 +507,21 @@ void rs_assemble(const struct rs_activation *a, struct rs_assembly *out)
 				 "Member has no superblock but the others do: give rebuild <idx> to add it");
 		} else {
 			/*
-			 * Older than the newest generation: it missed a commit,
-			 * so it may have missed writes too (an old copy of the
-			 * device looks the same as one a crash cut off in the
-			 * middle of a commit). md kicks such a device too.
+			 * Older than the newest generation: it missed commits,
+			 * so it may have missed writes too, unless it missed
+			 * the last one only. Up to 1.11.11 one behind was stale
+			 * too: a power cut inside a commit made every member it
+			 * had not reached stale, and with two the volume was
+			 * refused though their data were current.
 			 */
 			stale = rs_slot_newest(sl)->events < newest->events;
+			if (stale && rs_slot_one_behind(a, i, newest)) {
+				stale = false;
+				__set_bit(i, &out->behind);
+				/* Its parity below the lower one is on its media. */
+				sb->resync_cp = min(sb->resync_cp,
+						    rs_slot_newest(sl)->resync_cp);
+			}
 		}
 		if (sl->rebuild) {
 			if (sb->state[i] != RS_MS_REBUILDING || rs_slot_blank(sl) || stale)

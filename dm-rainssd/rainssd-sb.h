@@ -159,6 +159,7 @@ struct rs_assembly {
 	struct rs_sb sb;		/* the state to commit (events is the last seen) */
 	unsigned long failed;		/* slots failed at activation (for the log) */
 	unsigned long stale;		/* of those, present but out of date */
+	unsigned long behind;		/* taken, though they missed the last commit */
 	/*
 	 * From which stripe on the degraded-write log holds every update
 	 * since the newest superblock was written (if it was not written

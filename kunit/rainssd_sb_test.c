@@ -913,34 +913,126 @@ static void rs_sb_test_failed_stays_failed(struct kunit *test)
 }
 
 /*
- * A crash in the middle of a commit: member 2 did not take generation E, the
- * others did, and E says it is in sync. The rule asked of the unit: stale
- * only when a member missed a whole commit (events + 1 < the newest), so
- * this one is in service. When only one member took E, none is stale.
+ * A commit cut short: v->sb at generation @events written to every slot not
+ * in @skip (the others keep what they held). With the members at @events - 1
+ * before, the volume the superblocks describe after a power cut inside it.
  */
+static void t_torn_commit(struct kunit *test, struct t_vol *v, unsigned long skip, u64 events)
+{
+	unsigned int i;
+
+	for (i = 0; i < v->a.n; i++)
+		if (!test_bit(i, &skip))
+			t_commit(test, v, i, i, events);
+}
+
 /*
- * Member 2 one generation behind (a crash cut the commit off before it, or
- * an old copy of the device: the two look the same): stale, failed, the
- * volume degraded, as md kicks a device with older events. Only member 0
- * at the newest generation: three members stale, refused.
+ * Members one generation behind (1.11.12). A power cut inside a commit
+ * leaves the members it had not reached at the generation before, with the
+ * state the others held just before it: taken as the newest superblock
+ * says, not stale (up to 1.11.11 stale: two of them refused the volume
+ * though their data were current). Stale still when the member's copy is
+ * not the others' previous state (another history), or when the commit
+ * changed what vouches for that member's own data (its rebuild checkpoint,
+ * the end of its rebuild); the initial resync's checkpoint is the lower one.
  */
 static void rs_sb_test_one_behind(struct kunit *test)
 {
 	struct t_vol *v = t_vol(test, T_N);
+	struct rs_sb before;
 
-	t_members(test, v, T_E);
-	t_member(test, v, 2, T_E - 1);
+	/* The clean flag set at shutdown reached members 0 and 1 only. */
+	t_members(test, v, T_E - 1);
+	v->sb.flags = RS_SBF_CLEAN;
+	t_torn_commit(test, v, BIT(2) | BIT(3), T_E);
 	t_assemble(v);
 	T_OK(test, v);
 	KUNIT_EXPECT_EQ(test, v->out.sb.events, T_E);
+	KUNIT_EXPECT_EQ(test, v->out.sb.flags, (u32)RS_SBF_CLEAN);
+	KUNIT_EXPECT_EQ(test, v->out.stale, 0UL);
+	KUNIT_EXPECT_EQ(test, v->out.failed, 0UL);
+	KUNIT_EXPECT_EQ(test, v->out.behind, BIT(2) | BIT(3));
+	T_STATES(test, v, "AAAA");
+
+	/* Only member 0 took it. */
+	t_members(test, v, T_E - 1);
+	t_torn_commit(test, v, BIT(1) | BIT(2) | BIT(3), T_E);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.behind, BIT(1) | BIT(2) | BIT(3));
+	T_STATES(test, v, "AAAA");
+	v->sb.flags = 0;
+
+	/* A member failed by the commit stays failed; the one it missed is in. */
+	t_members(test, v, T_E - 1);
+	v->sb.state[3] = RS_MS_FAILED;
+	v->sb.log_nonce = 0x3333;
+	t_torn_commit(test, v, BIT(1) | BIT(3), T_E);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.behind, BIT(1));
+	KUNIT_EXPECT_EQ(test, v->out.sb.log_nonce, 0x3333ULL);
+	T_STATES(test, v, "AAAF");
+
+	/* Not the others' previous state: another history, stale. */
+	v = t_vol(test, T_N);
+	t_members(test, v, T_E);
+	before = v->sb;
+	v->sb.log_nonce = 0x4444;
+	t_member(test, v, 2, T_E - 1);
+	v->sb = before;
+	t_assemble(v);
+	T_OK(test, v);
 	KUNIT_EXPECT_EQ(test, v->out.stale, BIT(2));
-	KUNIT_EXPECT_EQ(test, v->out.failed, BIT(2));
+	KUNIT_EXPECT_EQ(test, v->out.behind, 0UL);
 	T_STATES(test, v, "AAFA");
 
+	/* Member 2 rebuilding; the commit of its next checkpoint missed it. */
+	v = t_vol(test, T_N);
+	v->sb.state[2] = RS_MS_REBUILDING;
+	v->sb.cp[2] = 100;
 	t_members(test, v, T_E - 1);
-	t_member(test, v, 0, T_E);
+	v->sb.cp[2] = 200;
+	t_torn_commit(test, v, BIT(2), T_E);
 	t_assemble(v);
-	T_REFUSED(test, v, -1, "Two or more");
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.stale, BIT(2));
+	T_STATES(test, v, "AAFA");
+	/* ... and missed another member: that one is in, the checkpoint kept. */
+	t_members(test, v, T_E - 1);
+	v->sb.cp[2] = 300;
+	t_torn_commit(test, v, BIT(0), T_E);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.behind, BIT(0));
+	KUNIT_EXPECT_EQ(test, v->out.sb.cp[2], 300ULL);
+	T_STATES(test, v, "AARA");
+	/* The end of its rebuild missed it: stale, its rebuild not on its media. */
+	v->sb.cp[2] = 300;
+	t_members(test, v, T_E - 1);
+	v->sb.state[2] = RS_MS_IN_SYNC;
+	v->sb.cp[2] = 0;
+	t_torn_commit(test, v, BIT(2), T_E);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.stale, BIT(2));
+	T_STATES(test, v, "AAFA");
+
+	/* The initial resync's checkpoint: the lower of the two. */
+	v = t_vol(test, T_N);
+	v->sb.resync_cp = 400;
+	t_members(test, v, T_E - 1);
+	v->sb.resync_cp = 500;
+	t_torn_commit(test, v, BIT(3), T_E);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.behind, BIT(3));
+	KUNIT_EXPECT_EQ(test, v->out.sb.resync_cp, 400ULL);
+	T_STATES(test, v, "AAAA");
+	t_members(test, v, T_E);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.sb.resync_cp, 500ULL);
 }
 
 /* Member 2 missed two commits (E - 2 against E): stale, failed, the volume degraded. */
