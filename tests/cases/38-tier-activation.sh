@@ -44,21 +44,24 @@ N=4
 TIER=4096
 VOL=rsta
 
-# sb_field <dev> <clean|nonce|cp1>: of the newest superblock copy on the
-# device, read now with O_DIRECT (dm-rainssd/rainssd-sb.h: events at 32,
-# flags at 76, log_nonce at 96, the member table at 136, 16 bytes a member;
-# rainssd-admin examine reads format 1 only, a volume without the tier)
+# sb_field <dev> <clean|nonce|cp1>...: those fields of the newest superblock
+# copy on the device, read once now with O_DIRECT, on one line (dm-rainssd/
+# rainssd-sb.h: events at 32, flags at 76, log_nonce at 96, the member table
+# at 136, 16 bytes a member; rainssd-admin examine reads format 1 only, a
+# volume without the tier). One python per read: it takes seconds to start
+# under TCG.
 sb_field() {
-	python3 - "$1" "$2" <<'PY'
+	python3 - "$@" <<'PY'
 import mmap, os, struct, sys
 fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
 buf = mmap.mmap(-1, 8192)
 os.preadv(fd, [buf], 2048 * 512)
 copies = [bytes(buf[o:o + 4096]) for o in (0, 4096)]
 sb = max((c for c in copies if c[:8] == b"RNSDSSB1"), key=lambda c: struct.unpack_from("<Q", c, 32)[0])
-print({"clean": bool(struct.unpack_from("<I", sb, 76)[0] & 1),
-       "nonce": struct.unpack_from("<Q", sb, 96)[0],
-       "cp1": struct.unpack_from("<Q", sb, 136 + 16 + 8)[0]}[sys.argv[2]])
+f = {"clean": bool(struct.unpack_from("<I", sb, 76)[0] & 1),
+     "nonce": struct.unpack_from("<Q", sb, 96)[0],
+     "cp1": struct.unpack_from("<Q", sb, 136 + 16 + 8)[0]}
+print(" ".join(str(f[k]) for k in sys.argv[2:]))
 PY
 }
 
@@ -77,11 +80,12 @@ for tier in "" "tier_size $TIER"; do
 	dmsetup message $VOL 0 fail 3 || fail "fail 3"
 	[ "$(t_status_field $VOL 2)" = AAAD ] || fail "health $(t_status_field $VOL 2) after fail 3"
 	dmsetup remove --retry $VOL || fail "remove"
-	[ "$(sb_field "${T_DEVS[0]}" clean)" = True ] || fail "$what: not clean after the remove"
-	nonce=$(sb_field "${T_DEVS[0]}" nonce)
+	sb=$(sb_field "${T_DEVS[0]}" clean nonce) || fail "$what: member 0's superblock after the remove"
+	read -r clean nonce <<<"$sb"
+	[ "$clean" = True ] || fail "$what: not clean after the remove"
 	echo "$tbl" | dmsetup create $VOL || fail "create again $what"
-	clean=$(sb_field "${T_DEVS[0]}" clean)
-	nonce2=$(sb_field "${T_DEVS[0]}" nonce)
+	sb=$(sb_field "${T_DEVS[0]}" clean nonce) || fail "$what: member 0's superblock created again"
+	read -r clean nonce2 <<<"$sb"
 	note "part 1, $what, member 3 failed, created again: clean $clean, nonce $nonce -> $nonce2"
 	[ "$clean" = False ] ||
 		fail "$what: the superblocks say clean while the volume is in use (a cut would be taken for a clean shutdown)"
