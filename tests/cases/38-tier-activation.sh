@@ -33,7 +33,8 @@
 # also with member 0 failed (the stretch that waits for the tier is woken).
 #
 # Environment: PARTS (default 123), T0 (default 96, make test-full 256),
-# RATE (KiB/s, default 64).
+# RATE (KiB/s, default 64), END_RATE (KiB/s: part 3's rebuild once past the
+# stripes; make test 200000, make test-full RATE).
 . "$REPO/tests/lib.sh"
 HOLD_TIER=/sys/kernel/debug/rainssd/hold_tier_commits
 [ -w $HOLD_TIER ] || fail "no $HOLD_TIER (dm-rainssd 1.11.9 with debugfs)"
@@ -102,6 +103,7 @@ T0=${T0:-$(t_size 96 256)}
 STRIPES=$((T0 + 128))
 NT=32
 RATE=${RATE:-64}
+END_RATE=${END_RATE:-$(t_size 200000 "$RATE")}
 LEN=$((STRIPES * CHUNK * (N - 1)))
 BYTES=$((LEN * 512))
 SPB=$((CHUNK * (N - 1) / 8))	# 4 KiB blocks per stripe
@@ -238,6 +240,9 @@ until [ "$(cp_now)" -gt $((T0 + NT)) ]; do
 		fail "part 3: the rebuild did not pass stripe $((T0 + NT)) once the tier's commits were let go ($(cp_now))"
 	sleep 0.5
 done
+# the rest of the rebuild (96 stripes, 12 s at RATE) is only waiting: make
+# test lets it run unthrottled
+dmsetup message $VOL 0 max_recovery_rate "$END_RATE" || fail "max_recovery_rate $END_RATE"
 t_idle $VOL 600 || fail "part 3: the rebuild did not end: $(t_opstat $VOL sync_ratio) $(t_opstat $VOL sync_action)"
 [ "$(t_status_field $VOL 2)" = AAAA ] || fail "part 3: after the rebuild: health $(t_status_field $VOL 2)"
 cmp -s <(dd if=/dev/mapper/$VOL bs=1M iflag=direct status=none) /tmp/ta.new ||
