@@ -6,7 +6,10 @@
 # member. Then read_policy reconstruct rebuilds every read while writers hit
 # other chunks of the same stripes: the rebuilt data must still verify.
 . "$REPO/tests/lib.sh"
-n=6 busy=2 msz=96
+# msz: the MiB of every channel the array uses (16 of them metadata). The
+# writes stay in the volume's first 20 MiB (4 MiB of a member): msz only
+# sets how long the two parity checks read (make test 32, make test-full 96).
+n=6 busy=2 msz=$(t_size 32 96)
 # Slow channels (4 ms, two at a time) so that the background load, not the
 # emulator's noise, sets the loaded member's latency.
 t_channels $n --size-mb $((msz + 32)) --lat-us 4000 --qd 2
