@@ -102,8 +102,9 @@ fresh() {
 	t_linear_members rsrc $N
 	SZ=$((32768 + STRIPES * CHUNK))
 	for i in $(seq 0 $((N - 1))); do
+		# no wait for udev (the node exists): 0.14 s a resume under TCG, not 0.4-0.5
 		dmsetup suspend rsrc$i && dmsetup load rsrc$i --table "0 $SZ linear /dev/rsch$i 0" &&
-			dmsetup resume rsrc$i || fail "member $i cut to $SZ sectors"
+			dmsetup --noudevsync resume rsrc$i || fail "member $i cut to $SZ sectors"
 	done
 	head -c $BYTES /dev/urandom >/tmp/rc.pat
 	table ${FRESH_ARGS:-1 nosync} | dmsetup create $VOL || fail "create"

@@ -120,8 +120,9 @@ stall() {
 	t_linear_members rsta $N
 	SZ=$((32768 + STRIPES * CHUNK + TIER))
 	for i in $(seq 0 $((N - 1))); do
+		# no wait for udev (the node exists): 0.14 s a resume under TCG, not 0.4-0.5
 		dmsetup suspend rsta$i && dmsetup load rsta$i --table "0 $SZ linear /dev/rsch$i 0" &&
-			dmsetup resume rsta$i || fail "member $i cut to $SZ sectors"
+			dmsetup --noudevsync resume rsta$i || fail "member $i cut to $SZ sectors"
 	done
 	# the volume as written before (old: the first 4 KiB of every chunk of
 	# stripes T0.., the rest zeros) and with the full-stripe writes (new)
