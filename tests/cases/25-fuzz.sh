@@ -18,7 +18,7 @@
 # (printed) replays a run.
 . "$REPO/tests/lib.sh"
 FUZZ=$REPO/userspace-tools/rainssd-fuzz
-NT=${FUZZ_TABLES:-$(t_size 10 40)} NM=${FUZZ_MESSAGES:-$(t_size 16 60)}
+NT=${FUZZ_TABLES:-$(t_size 6 40)} NM=${FUZZ_MESSAGES:-$(t_size 16 60)}
 NMETA=${FUZZ_META:-$(t_size 2 6)} NTIER=${FUZZ_TIER:-$(t_size 1 6)}
 NTT=$(((NT + 1) / 2)) NTM=$(((NM + 1) / 2))
 SEED=${FUZZ_SEED:-$RANDOM$RANDOM}
