@@ -24,7 +24,7 @@ t_fio pre $v --rw=write --bs=64k --offset=40m --size=8m --verify=crc32c --do_ver
 rm -f /tmp/churn.stop /tmp/wr.fail /tmp/rd.fail
 # Two writers with fdatasync after every write, each on its own 8 MiB, in
 # passes that write and verify, until the churn ends (make test: 4 MiB passes).
-WMB=$(t_size 4 8) CYCLES=$(t_size 8 12)
+WMB=$(t_size 4 8) CYCLES=$(t_size 6 12)
 (
 	while [ ! -e /tmp/churn.stop ]; do
 		fio --name=sync --filename=$v --direct=1 --ioengine=psync --rw=randwrite \
@@ -46,8 +46,9 @@ writers=$!
 ) &
 readers=$!
 
-# A fixed number of cycles (make test 8, make test-full 12; both suspend the
-# volume with and without --noflush), not a time: every dmsetup call must come back
+# A fixed number of cycles (make test 6, make test-full 12; both reload every
+# member and suspend the volume with --noflush, at cycle 2, and without, at
+# cycle 5), not a time: every dmsetup call must come back
 # within 120 s (a call that does not is an operation waiting for ever).
 dm() {
 	timeout 120 dmsetup "$@"

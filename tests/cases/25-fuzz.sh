@@ -18,7 +18,7 @@
 # (printed) replays a run.
 . "$REPO/tests/lib.sh"
 FUZZ=$REPO/userspace-tools/rainssd-fuzz
-NT=${FUZZ_TABLES:-$(t_size 10 40)} NM=${FUZZ_MESSAGES:-$(t_size 16 60)}
+NT=${FUZZ_TABLES:-$(t_size 6 40)} NM=${FUZZ_MESSAGES:-$(t_size 16 60)}
 NMETA=${FUZZ_META:-$(t_size 2 6)} NTIER=${FUZZ_TIER:-$(t_size 1 6)}
 NTT=$(((NT + 1) / 2)) NTM=$(((NM + 1) / 2))
 SEED=${FUZZ_SEED:-$RANDOM$RANDOM}
@@ -401,7 +401,10 @@ for i in $(seq 1 "$NTIER"); do
 	chg=$(grep -v ': tier at sector\|: expect: ' /tmp/fz-corrupt | sed 's/^[^ ]* //' || true)
 	chg=${chg//$'\n'/;}
 	what="$what ($(grep -c ' tier\(-both\)\?: \(flip\|overwrite\|forge\) ' /tmp/fz-corrupt || true) change(s): ${chg:0:400}; $(tail -1 /tmp/fz-corrupt | sed 's/^[^ ]* //'))"
-	hb=$(mhash 16)
+	# the members' bytes before: compared only after a refusal that was
+	# expected (any other refusal fails first); 80 MiB read and hashed
+	hb=""
+	if [ "$expect" = refused ]; then hb=$(mhash 16); fi
 	klog_sync
 	if out=$(echo "$canon" | dmsetup create rsf 2>&1); then
 		td_acc=$((td_acc + 1))
