@@ -28,6 +28,8 @@ static u32 rs_delay_ms = 100;
 static bool rs_skip_resync;
 static bool rs_hold_commits;
 static bool rs_hold_meta;
+static u32 rs_pass_meta;
+static u32 rs_fail_meta_flush;
 static bool rs_hold_tier;
 static bool rs_poison;
 
@@ -42,6 +44,8 @@ void rs_fault_init(void)
 	debugfs_create_bool("skip_unclean_resync", 0600, rs_debugfs_dir, &rs_skip_resync);
 	debugfs_create_bool("hold_sync_commits", 0600, rs_debugfs_dir, &rs_hold_commits);
 	debugfs_create_bool("hold_meta_commits", 0600, rs_debugfs_dir, &rs_hold_meta);
+	debugfs_create_u32("pass_meta_commits", 0600, rs_debugfs_dir, &rs_pass_meta);
+	debugfs_create_x32("fail_meta_flush", 0600, rs_debugfs_dir, &rs_fail_meta_flush);
 	debugfs_create_bool("hold_tier_commits", 0600, rs_debugfs_dir, &rs_hold_tier);
 	debugfs_create_bool("poison_buffers", 0600, rs_debugfs_dir, &rs_poison);
 }
@@ -80,7 +84,22 @@ bool rs_fault_hold_sync_commits(void)
 
 bool rs_fault_hold_meta_commits(void)
 {
-	return READ_ONCE(rs_hold_meta);
+	u32 pass;
+
+	if (!READ_ONCE(rs_hold_meta))
+		return false;
+	/* Held, unless a pass is left: this commit takes one. */
+	do {
+		pass = READ_ONCE(rs_pass_meta);
+		if (!pass)
+			return true;
+	} while (cmpxchg(&rs_pass_meta, pass, pass - 1) != pass);
+	return false;
+}
+
+bool rs_fault_fail_meta_flush(unsigned int member)
+{
+	return member < 32 && (READ_ONCE(rs_fail_meta_flush) & BIT(member));
 }
 
 bool rs_fault_hold_tier_commits(void)
@@ -126,6 +145,11 @@ bool rs_fault_hold_sync_commits(void)
 }
 
 bool rs_fault_hold_meta_commits(void)
+{
+	return false;
+}
+
+bool rs_fault_fail_meta_flush(unsigned int member)
 {
 	return false;
 }

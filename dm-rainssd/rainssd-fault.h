@@ -37,6 +37,12 @@
  *                    can see what waits for one (the first resume's
  *                    too, once the tier's table load has committed: a
  *                    tier volume with a member out);
+ *   pass_meta_commits (a debugfs u32): while hold_meta_commits is set, that
+ *                    many commits still run (each takes one), so that a
+ *                    test can let one commit through and hold the next;
+ *   fail_meta_flush (a debugfs mask of member indices): the cache flush a
+ *                    superblock commit sends those members fails, as a
+ *                    member's failed flush would (nothing is sent);
  *   hold_tier_commits (a debugfs bool): every commit of the tier's
  *                    mapping table (periodic, asked for by a flush or an
  *                    operation, a suspend's, a load's) waits while it is
@@ -80,6 +86,7 @@ static inline void rs_fault_spin(enum rs_fault f)
 bool rs_fault_skip_resync(void);
 bool rs_fault_hold_sync_commits(void);
 bool rs_fault_hold_meta_commits(void);
+bool rs_fault_fail_meta_flush(unsigned int member);
 bool rs_fault_hold_tier_commits(void);
 void rs_fault_poison_pages(struct page **pages, unsigned int nr);
 

@@ -138,6 +138,10 @@ static unsigned long rs_meta_io_all(struct rs_meta *m, struct rs_sb *sb, blk_opf
 		m->wr[i].error = 0;
 		if (sb->state[i] == RS_MS_FAILED || !rs->dev[i] || test_bit(i, &skip))
 			continue;
+		if (flush && rs_fault_fail_meta_flush(i)) {
+			m->wr[i].error = 1;
+			continue;
+		}
 		if (!flush) {
 			sb->role = i;
 			rs_sb_encode(sb, m->block[i]);
@@ -161,26 +165,6 @@ static unsigned long rs_meta_io_all(struct rs_meta *m, struct rs_sb *sb, blk_opf
 		__set_bit(i, &failed);
 	}
 	return failed;
-}
-
-/*
- * Write @sb to every member it does not call failed, with FUA, once every
- * one of them has flushed its cache: a state or checkpoint the superblock
- * records (a rebuilt member's chunks below its checkpoint, parity below the
- * resync's, a member failed before the writes that go on without it) is on
- * stable media before any member's copy says so, as md's superblock writes
- * (REQ_PREFLUSH) have it. The write hole of a single PREFLUSH per member is
- * that one member's new copy could be stable before another member's cache
- * is. Returns the members whose flush or write failed; a member whose flush
- * failed is not written. Sleeps.
- */
-static unsigned long rs_meta_write_all(struct rs_meta *m, struct rs_sb *sb)
-{
-	unsigned long failed;
-
-	failed = rs_meta_io_all(m, sb, REQ_OP_WRITE | REQ_PREFLUSH | REQ_SYNC, true, 0);
-	return failed | rs_meta_io_all(m, sb, REQ_OP_WRITE | REQ_SYNC | REQ_FUA | REQ_META |
-				       REQ_PRIO, false, failed);
 }
 
 /* Mirror the state the I/O path reads into struct rainssd. Lock held. */
@@ -288,11 +272,92 @@ static void rs_meta_report_failed(struct rs_meta *m, unsigned long failed)
 		rs_member_failed_report(m->rs, i, "superblock write error");
 }
 
+/*
+ * An update planned with no member failed writes no degraded-log record:
+ * once a commit says a member failed, the activation after a power cut
+ * takes every stripe whose update is not logged as consistent (its dirty
+ * regions are the log's to cover). So such a commit flushes the members in
+ * @sb's service only once the writes such updates sent them are back
+ * (rainssd-raid5.c counts them, rs_batch_count_begin()): on stable media
+ * before a superblock says the member failed. Up to 1.11.11 the commit did
+ * not wait: an update's write still in flight (or in a member's cache) at
+ * its flush, then a power cut, left a torn stripe the activation neither
+ * resynced nor found a record for, and the failed member's chunk of it was
+ * rebuilt from that parity (found by review). Once a member has failed no
+ * such update starts its writes, so the wait ends; it waits for nothing on
+ * a failed member (one that hangs holds no commit up), and never for an
+ * operation that waits for a commit. Sleeps.
+ */
+static void rs_meta_drain(struct rs_meta *m, const struct rs_sb *sb)
+{
+	unsigned long live = 0;
+	unsigned int i;
+
+	for (i = 0; i < sb->n; i++)
+		if (sb->state[i] != RS_MS_FAILED)
+			__set_bit(i, &live);
+	rs_batch_wait_counted(m->rs, live);
+}
+
+static bool rs_sb_any_failed(const struct rs_sb *sb)
+{
+	unsigned int i;
+
+	for (i = 0; i < sb->n; i++)
+		if (sb->state[i] == RS_MS_FAILED)
+			return true;
+	return false;
+}
+
+/*
+ * Write @sb to every member it does not call failed, with FUA, once every
+ * one of them has flushed its cache: a state or checkpoint the superblock
+ * records (a rebuilt member's chunks below its checkpoint, parity below the
+ * resync's, a member failed before the writes that go on without it) is on
+ * stable media before any member's copy says so, as md's superblock writes
+ * (REQ_PREFLUSH) have it. The write hole of a single PREFLUSH per member is
+ * that one member's new copy could be stable before another member's cache
+ * is. With a member failed, the flush waits for the updates planned before
+ * (rs_meta_drain()). A member whose flush failed is failed at once (in
+ * *@first the first time), and @sb says so with the new log nonce before it
+ * is written to the others (1.11.12: up to 1.11.11 @sb still said in sync,
+ * and a power cut before the next commit left that member one generation
+ * behind with the others vouching for what its cache lost, which
+ * rs_assemble() now takes in); the others are flushed again once the
+ * updates planned before that failure are done. Returns the members whose
+ * flush or write failed. Sleeps.
+ */
+static unsigned long rs_meta_write_all(struct rs_meta *m, struct rs_sb *sb,
+				       unsigned long *first)
+{
+	unsigned long failed = 0, now, flags;
+	unsigned int i;
+
+	*first = 0;
+	if (rs_sb_any_failed(sb))
+		rs_meta_drain(m, sb);
+	while ((now = rs_meta_io_all(m, sb, REQ_OP_WRITE | REQ_PREFLUSH | REQ_SYNC, true,
+				     failed))) {
+		spin_lock_irqsave(&m->lock, flags);
+		for_each_set_bit(i, &now, sb->n) {
+			if (rs_meta_fail_locked(m, i))
+				__set_bit(i, first);
+			sb->state[i] = RS_MS_FAILED;
+		}
+		sb->log_nonce = m->sb.log_nonce;
+		spin_unlock_irqrestore(&m->lock, flags);
+		failed |= now;
+		rs_meta_drain(m, sb);
+	}
+	return failed | rs_meta_io_all(m, sb, REQ_OP_WRITE | REQ_SYNC | REQ_FUA | REQ_META |
+				       REQ_PRIO, false, failed);
+}
+
 /* Commit until what is written is the latest state. Process context; sleeps. */
 static int rs_meta_commit(struct rs_meta *m)
 {
 	struct bio_list done = BIO_EMPTY_LIST;
-	unsigned long failed, flags;
+	unsigned long failed, first, flags;
 	unsigned int i, live;
 	LIST_HEAD(ready);
 	struct rs_sb sb;
@@ -316,7 +381,7 @@ static int rs_meta_commit(struct rs_meta *m)
 		m->sb.events = sb.events;
 		spin_unlock_irqrestore(&m->lock, flags);
 
-		failed = rs_meta_write_all(m, &sb);
+		failed = rs_meta_write_all(m, &sb, &first);
 		live = 0;
 		for (i = 0; i < sb.n; i++)
 			if (sb.state[i] != RS_MS_FAILED && m->rs->dev[i] && !test_bit(i, &failed))
@@ -340,7 +405,7 @@ static int rs_meta_commit(struct rs_meta *m)
 			spin_unlock_irqrestore(&m->lock, flags);
 			rs_meta_run_ready(&ready);
 			rs_meta_end_flushes(&done, true);
-			rs_meta_report_failed(m, failed);
+			rs_meta_report_failed(m, failed | first);
 			DMERR("no member took the superblock: the volume is failed");
 			return -EIO;
 		}
@@ -365,7 +430,7 @@ static int rs_meta_commit(struct rs_meta *m)
 		spin_unlock_irqrestore(&m->lock, flags);
 		rs_meta_run_ready(&ready);
 		rs_meta_end_flushes(&done, false);
-		rs_meta_report_failed(m, failed);
+		rs_meta_report_failed(m, failed | first);
 	}
 }
 

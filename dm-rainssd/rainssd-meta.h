@@ -21,8 +21,11 @@
  * commit work, one at a time; a member whose flush or superblock write
  * fails there is failed as rs_meta_member_failed() fails one (a new log
  * nonce) and reported with rs_member_failed_report(). rs_meta_member_failed
- * may be called in any context, interrupt included. rs_meta_wait_committed
- * and rs_meta_set_rebuild_cp run in process context and never sleep.
+ * may be called in any context, interrupt included. A commit that records
+ * a member failed flushes only once the writes of updates planned with no
+ * member failed are back from the members in service (rs_batch_count_begin
+ * in rainssd-op.h). rs_meta_wait_committed and rs_meta_set_rebuild_cp run
+ * in process context and never sleep.
  */
 #ifndef RAINSSD_META_H
 #define RAINSSD_META_H

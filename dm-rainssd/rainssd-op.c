@@ -56,12 +56,18 @@ struct rs_oplayer {
 	struct bio_list deferred;	/* bios waiting for an operation, FIFO */
 	atomic_t nr_deferred;		/* deferred, including one being fed */
 	struct work_struct feed_work;
+
+	/* Counted writes (rs_batch_count_begin()): steps building, bios in flight. */
+	atomic_t counting;
+	atomic_t counted[RS_MAX_DEVS];
+	wait_queue_head_t counted_wait;
 };
 
 /* A member bio. */
 struct rs_mbio {
 	struct rs_op *op;
 	unsigned int member;
+	bool counted;			/* in ol->counted[member] */
 	sector_t sector;		/* where it starts on the member, for the log */
 	struct rs_load_tag tag;
 	struct bio bio;		/* last: the bioset's front pad ends here */
@@ -669,11 +675,20 @@ void rs_op_put(struct rs_op *op)
 
 static void rs_batch_done(struct rs_op *op);
 
+/* A counted write is back, or was never sent. Any context. */
+static void rs_mbio_uncount(struct rs_oplayer *ol, struct rs_mbio *mb)
+{
+	if (mb->counted && atomic_dec_and_test(&ol->counted[mb->member]))
+		wake_up_all(&ol->counted_wait);
+}
+
 static void rs_mbio_endio(struct bio *bio)
 {
 	struct rs_mbio *mb = container_of(bio, struct rs_mbio, bio);
 	struct rs_op *op = mb->op;
 	struct rainssd *rs = op->rs;
+
+	rs_mbio_uncount(rs->ol, mb);
 
 	if (rs_load_done(&rs->load, mb->member, &mb->tag))
 		rs_mstat_inc(rs, mb->member, RS_MSTAT_STALLS);
@@ -714,6 +729,9 @@ static struct bio *rs_mbio_alloc(struct rs_op *op, unsigned int m, blk_opf_t opf
 	mb->op = op;
 	mb->member = m;
 	mb->sector = sector;
+	mb->counted = op->count_writes && op_is_write(opf);
+	if (mb->counted)
+		atomic_inc(&ol->counted[m]);
 	bio->bi_iter.bi_sector = sector;
 	bio->bi_end_io = rs_mbio_endio;
 	if (op->bio) {
@@ -873,8 +891,10 @@ void rs_batch_run(struct rs_op *op, rs_op_fn build, rs_op_fn next)
 	if (likely(!op->alloc_failed))
 		return rs_batch_submit(op);
 
-	while ((bio = bio_list_pop(&op->batch)))
+	while ((bio = bio_list_pop(&op->batch))) {
+		rs_mbio_uncount(ol, container_of(bio, struct rs_mbio, bio));
 		bio_put(bio);
+	}
 	spin_lock(&ol->emergency_lock);
 	if (ol->emergency_busy) {
 		list_add_tail(&op->wait, &ol->emergency_waiters);
@@ -884,6 +904,55 @@ void rs_batch_run(struct rs_op *op, rs_op_fn build, rs_op_fn next)
 	ol->emergency_busy = true;
 	spin_unlock(&ol->emergency_lock);
 	rs_batch_emergency(op);
+}
+
+/*
+ * Count @op's member writes from here on: each is in the member's count
+ * until it completes, and rs_batch_wait_counted() waits for them. The
+ * caller checks, after this (a full barrier here), whatever makes a later
+ * waiter want these writes (for raid5: the failed members), and ends the
+ * window with rs_batch_count_end() once its step is built.
+ */
+void rs_batch_count_begin(struct rs_op *op)
+{
+	atomic_inc(&op->rs->ol->counting);
+	smp_mb__after_atomic();	/* count, then check: see rs_batch_wait_counted() */
+	op->count_writes = true;
+}
+
+void rs_batch_count_end(struct rs_op *op)
+{
+	struct rs_oplayer *ol = op->rs->ol;
+
+	op->count_writes = false;
+	if (atomic_dec_and_test(&ol->counting))
+		wake_up_all(&ol->counted_wait);
+}
+
+static bool rs_batch_none_counted(struct rs_oplayer *ol, unsigned int n, unsigned long members)
+{
+	unsigned int m;
+
+	if (atomic_read(&ol->counting))
+		return false;
+	for_each_set_bit(m, &members, n)
+		if (atomic_read(&ol->counted[m]))
+			return false;
+	return true;
+}
+
+/*
+ * Wait until no step is building counted writes and none of the counted
+ * writes to @members is in flight. Whatever the caller changed before
+ * (a member failed) is seen by every step that begins counting after.
+ * Sleeps; waits only for member I/O to complete.
+ */
+void rs_batch_wait_counted(struct rainssd *rs, unsigned long members)
+{
+	struct rs_oplayer *ol = rs->ol;
+
+	smp_mb();	/* change, then read the counts: see rs_batch_count_begin() */
+	wait_event(ol->counted_wait, rs_batch_none_counted(ol, rs->geom.n, members));
 }
 
 /* ---- setup ---- */
@@ -928,6 +997,7 @@ int rs_op_init(struct rainssd *rs, bool (*feed)(struct rainssd *rs, struct bio *
 	INIT_LIST_HEAD(&ol->reserve_waiters);
 	spin_lock_init(&ol->emergency_lock);
 	INIT_LIST_HEAD(&ol->emergency_waiters);
+	init_waitqueue_head(&ol->counted_wait);
 	spin_lock_init(&ol->defer_lock);
 	bio_list_init(&ol->deferred);
 	atomic_set(&ol->nr_deferred, 0);

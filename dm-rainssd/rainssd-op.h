@@ -43,12 +43,18 @@
  * waits (FIFO, no thread blocked) for the emergency bioset, which one step
  * at a time owns until its bios are back and whose reserve covers any step.
  *
+ * A step may count its member writes (rs_batch_count_begin/end around its
+ * build): rs_batch_wait_counted() waits until no step is building counted
+ * writes and those to the given members are back (a superblock commit that
+ * says a member failed waits so for the writes of updates planned before).
+ *
  * Context: rs_op_get, rs_op_join, rs_defer_bio and rs_feed_kick may be called
  * in any process context without sleeping (rs_defer_bio also in interrupt
  * context); rs_op_grow only from rs_op_join's callback;
  * everything else runs in process context (the workqueue or the map
- * function) and never sleeps, except rs_op_exit. Member bio completion runs
- * in interrupt context and only queues work.
+ * function) and never sleeps, except rs_op_exit and rs_batch_wait_counted.
+ * Member bio completion runs in interrupt context and only queues work (and
+ * wakes rs_batch_wait_counted()).
  */
 #ifndef RAINSSD_OP_H
 #define RAINSSD_OP_H
@@ -135,6 +141,7 @@ struct rs_op {
 	u64 t_done;			/* when the step's last bio completed, ns */
 	bool emergency;			/* this step owns the emergency bioset */
 	bool alloc_failed;
+	bool count_writes;		/* its member writes are counted (rs_batch_count_begin) */
 	unsigned long failed;		/* members whose bio of this step failed */
 };
 
@@ -175,6 +182,9 @@ static inline blk_opf_t rs_user_write_opf(const struct bio *bio)
 }
 
 void rs_batch_run(struct rs_op *op, rs_op_fn build, rs_op_fn next);
+void rs_batch_count_begin(struct rs_op *op);
+void rs_batch_count_end(struct rs_op *op);
+void rs_batch_wait_counted(struct rainssd *rs, unsigned long members);
 void rs_batch_add(struct rs_op *op, unsigned int m, blk_opf_t opf, sector_t msector,
 		  unsigned int pidx, unsigned int off, unsigned int len, unsigned int hint);
 

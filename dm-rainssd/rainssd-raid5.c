@@ -833,26 +833,15 @@ static struct rs_range rs_r5_write_rows(const struct rs_r5_op *r5, unsigned int 
 	return rs_r5_rows(r5, i);
 }
 
-/*
- * The data and parity writes, member by member so that each is one range.
- * Those of an update with degraded-log records go to stable media before
- * it completes (FUA): a later update of the stripe logs a partial parity
- * made from these bytes, which after a power cut must be the ones the
- * members hold (md's PPL flushes the members for the same reason). None
- * when a member failed since the plan (rs_r5_dead_changed()): it is
- * planned again once this empty step ends (rs_r5_written()).
- */
-static void rs_r5_build_writes(struct rs_op *op)
+/* The data and parity writes of rs_r5_build_writes(). */
+static void rs_r5_add_writes(struct rs_r5_op *r5)
 {
-	struct rs_r5_op *r5 = to_r5(op);
+	struct rs_op *op = &r5->op;
 	struct rainssd *rs = op->rs;
 	blk_opf_t opf = rs_user_write_opf(op->bio) | (r5->logged ? REQ_FUA : 0);
 	struct rs_range w;
 	unsigned int m, i, left;
 
-	r5->stale = rs_r5_dead_changed(r5);
-	if (r5->stale)
-		return;
 	for (m = 0; m < rs->geom.n; m++) {
 		left = 0;
 		for (i = 0; i < op->nr; i++) {
@@ -868,6 +857,35 @@ static void rs_r5_build_writes(struct rs_op *op)
 	for (i = 0; i < op->nr; i++)
 		if (rs_r5_tiered(r5, i))
 			rs_r5_tier_writes(r5, i, opf);
+}
+
+/*
+ * The data and parity writes, member by member so that each is one range.
+ * Those of an update with degraded-log records go to stable media before
+ * it completes (FUA): a later update of the stripe logs a partial parity
+ * made from these bytes, which after a power cut must be the ones the
+ * members hold (md's PPL flushes the members for the same reason). None
+ * when a member failed since the plan (rs_r5_dead_changed()): it is
+ * planned again once this empty step ends (rs_r5_written()).
+ */
+static void rs_r5_build_writes(struct rs_op *op)
+{
+	struct rs_r5_op *r5 = to_r5(op);
+	bool count = !r5->dead;
+
+	/*
+	 * Planned with no member failed (not logged): a commit that says a
+	 * member failed waits for these writes to the members in service
+	 * (rs_meta_drain()). Counting begins before the check, so that a
+	 * failure after it waits for them.
+	 */
+	if (count)
+		rs_batch_count_begin(op);
+	r5->stale = rs_r5_dead_changed(r5);
+	if (!r5->stale)
+		rs_r5_add_writes(r5);
+	if (count)
+		rs_batch_count_end(op);
 }
 
 /*

@@ -330,14 +330,18 @@ static bool rs_sb_same_state(const struct rs_sb *a, const struct rs_sb *b)
  * generation older than @newest, is the very state a member at @newest's
  * generation held just before it (that member's other copy), and what the
  * two generations say of slot @i's own data is the same (its state, and its
- * rebuild checkpoint if rebuilding). A commit whose flush or write failed
- * on the member does not write it, so a checkpoint the member's cache may
- * not hold is never taken from @newest; the initial resync's checkpoint is
- * taken at the lower of the two (rs_assemble()). Any write the member
- * missed while the volume ran was acknowledged only once a committed
- * generation said the member failed (rs_meta_wait_committed()), and
- * @newest would say so. md takes a member one event behind the same way
- * (super_1_validate()); a copy of the device one commit old looks the
+ * rebuild checkpoint if rebuilding). A commit writes no member before every
+ * member has flushed, and one whose flush failed is failed in the very
+ * generation written (rs_meta_write_all()), so a member @newest says is in
+ * sync completed that commit's flush: it holds what @newest vouches for.
+ * Any write it missed while the volume ran was acknowledged only once a
+ * committed generation said it failed (rs_meta_wait_committed()). Its other
+ * copy must not be corrupt (its own write of the last commit torn): the
+ * activation's commit overwrites the copy it is taken from, and a cut in
+ * that write would leave it none (blank: never written, a volume that made
+ * one commit only since it was created). md takes a member one event
+ * behind the same way
+ * (super_1_validate()). A copy of the device one commit old looks the
  * same, and is taken too, as md takes it.
  */
 static bool rs_slot_one_behind(const struct rs_activation *a, unsigned int i,
@@ -347,7 +351,8 @@ static bool rs_slot_one_behind(const struct rs_activation *a, unsigned int i,
 	unsigned int j, c;
 
 	if (!s || s->events + 1 != newest->events || s->state[i] != newest->state[i] ||
-	    (s->state[i] == RS_MS_REBUILDING && s->cp[i] != newest->cp[i]))
+	    (s->state[i] == RS_MS_REBUILDING && s->cp[i] != newest->cp[i]) ||
+	    a->slot[i].copy[(s->events + 1) % RS_SB_COPIES] == RS_SBR_CORRUPT)
 		return false;
 	for (j = 0; j < a->n; j++) {
 		const struct rs_slot *sl = &a->slot[j];
@@ -518,9 +523,6 @@ void rs_assemble(const struct rs_activation *a, struct rs_assembly *out)
 			if (stale && rs_slot_one_behind(a, i, newest)) {
 				stale = false;
 				__set_bit(i, &out->behind);
-				/* Its parity below the lower one is on its media. */
-				sb->resync_cp = min(sb->resync_cp,
-						    rs_slot_newest(sl)->resync_cp);
 			}
 		}
 		if (sl->rebuild) {

@@ -934,7 +934,8 @@ static void t_torn_commit(struct kunit *test, struct t_vol *v, unsigned long ski
  * though their data were current). Stale still when the member's copy is
  * not the others' previous state (another history), or when the commit
  * changed what vouches for that member's own data (its rebuild checkpoint,
- * the end of its rebuild); the initial resync's checkpoint is the lower one.
+ * the end of its rebuild), or when its own write of the commit was torn
+ * (its other copy corrupt; blank, never written, is taken).
  */
 static void rs_sb_test_one_behind(struct kunit *test)
 {
@@ -1018,7 +1019,10 @@ static void rs_sb_test_one_behind(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, v->out.stale, BIT(2));
 	T_STATES(test, v, "AAFA");
 
-	/* The initial resync's checkpoint: the lower of the two. */
+	/*
+	 * The initial resync's checkpoint: the newest one (the member that
+	 * missed its commit had flushed before any member was written).
+	 */
 	v = t_vol(test, T_N);
 	v->sb.resync_cp = 400;
 	t_members(test, v, T_E - 1);
@@ -1027,12 +1031,31 @@ static void rs_sb_test_one_behind(struct kunit *test)
 	t_assemble(v);
 	T_OK(test, v);
 	KUNIT_EXPECT_EQ(test, v->out.behind, BIT(3));
-	KUNIT_EXPECT_EQ(test, v->out.sb.resync_cp, 400ULL);
+	KUNIT_EXPECT_EQ(test, v->out.sb.resync_cp, 500ULL);
 	T_STATES(test, v, "AAAA");
-	t_members(test, v, T_E);
+
+	/*
+	 * Its own write of the commit torn: the copy it would be taken from
+	 * is its only good one, which the activation's commit overwrites.
+	 * Stale.
+	 */
+	v->sb.resync_cp = T_STRIPES;
+	t_members(test, v, T_E - 1);
+	t_torn_commit(test, v, BIT(3), T_E);
+	t_torn(test, v, 3, T_E % 2, T_E);
 	t_assemble(v);
 	T_OK(test, v);
-	KUNIT_EXPECT_EQ(test, v->out.sb.resync_cp, 500ULL);
+	KUNIT_EXPECT_EQ(test, v->out.stale, BIT(3));
+	KUNIT_EXPECT_EQ(test, v->out.behind, 0UL);
+	T_STATES(test, v, "AAAF");
+
+	/* A volume's first commit since it was created: the other copy blank. */
+	t_members(test, v, 1);
+	t_torn_commit(test, v, BIT(1) | BIT(3), 2);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.behind, BIT(1) | BIT(3));
+	T_STATES(test, v, "AAAA");
 }
 
 /* Member 2 missed two commits (E - 2 against E): stale, failed, the volume degraded. */

@@ -20,6 +20,17 @@
 #  3. The rule stays narrow: a member two generations behind (a suspend
 #     and resume and a shutdown since its copy) is stale, and the volume
 #     runs without it.
+#  4. A member whose cache flush fails inside a commit is failed in the
+#     generation that commit writes (found by review of 1.11.12's first
+#     form): member 3 failed by the `fail` message, with the commits held
+#     (debugfs hold_meta_commits) and member 1's superblock flush made to
+#     fail (fail_meta_flush); one commit let through (pass_meta_commits),
+#     the next held: member 0's newest superblock must already say member 1
+#     failed. Up to 1.11.11 it said in sync (the next commit would have
+#     said failed), so a cut between the two left member 1 one generation
+#     behind with the others vouching for what its cache had lost, which
+#     the one-behind rule would have taken in. After a cut there, the
+#     volume (members 1 and 3 failed) is refused.
 . "$REPO/tests/lib.sh"
 CHUNK=16
 N=4
@@ -29,6 +40,21 @@ LEN=$((STRIPES * CHUNK * (N - 1)))
 BYTES=$((LEN * 512))
 
 table() { echo "0 $LEN rainssd $CHUNK $N ${T_DEVS[*]} $*"; }
+DBG=/sys/kernel/debug/rainssd
+[ -w $DBG/pass_meta_commits ] && [ -w $DBG/fail_meta_flush ] ||
+	fail "no $DBG/pass_meta_commits or fail_meta_flush (a test kernel with debugfs)"
+knobs_off() { echo 0 >$DBG/hold_meta_commits; echo 0 >$DBG/pass_meta_commits; echo 0 >$DBG/fail_meta_flush; }
+trap 'knobs_off 2>/dev/null' EXIT
+# state_of <member> <of>: what member <member>'s newest copy says of member <of>
+# (rainssd-sb.h: the member table at 136, 16 bytes each, the state first)
+state_of() {
+	local o=0 st
+	sb_save "$1" /tmp/to.st
+	[ "$(od -An -t u8 -j 32 -N 8 /tmp/to.st)" -ge "$(od -An -t u8 -j 4128 -N 8 /tmp/to.st)" ] ||
+		o=4096
+	st=$(od -An -t u1 -j $((o + 136 + 16 * $2)) -N 1 /tmp/to.st | tr -d ' ')
+	case $st in 1) echo in_sync ;; 2) echo failed ;; 3) echo rebuilding ;; *) echo "state $st" ;; esac
+}
 # sb_save <member> <file> / sb_put <member> <file>: its two superblock copies
 sb_save() {
 	dd if=/dev/mapper/rsto$1 of="$2" bs=4096 skip=256 count=2 iflag=direct status=none ||
@@ -121,4 +147,38 @@ create_again 0
 check_all /tmp/to.pat "member 1 stale"
 note "member 1 $(($(events 0) - $(events 1))) generations behind: stale (ADAA), every byte as written"
 dmsetup remove --retry $VOL || fail "remove"
+
+# 4. A member's flush fails inside the commit of another member's failure.
+t_linear_members rsto $N
+table 1 nosync | dmsetup create $VOL || fail "create"
+dd if=/tmp/to.pat of=/dev/mapper/$VOL bs=1M oflag=direct conv=fsync status=none || fail "write"
+e=$(events 0)
+echo 1 >$DBG/hold_meta_commits
+dmsetup message $VOL 0 fail 3 || fail "fail 3"
+echo 2 >$DBG/fail_meta_flush
+echo 1 >$DBG/pass_meta_commits
+for t in $(seq 100); do
+	[ "$(events 0)" = $((e + 1)) ] && [ "$(cat $DBG/pass_meta_commits)" = 0 ] && break
+	sleep 0.2
+done
+[ "$(events 0)" = $((e + 1)) ] || fail "the commit of member 3's failure did not run ($(events 0), $e)"
+sleep 1	# the next commit, held: nothing more may land
+[ "$(events 0)" = $((e + 1)) ] || fail "a second commit ran while held"
+s1=$(state_of 0 1)
+s3=$(state_of 0 3)
+note "generation $((e + 1)) on member 0: member 1 $s1, member 3 $s3; member 1 at $(events 1)"
+[ "$s3" = failed ] || fail "member 0's superblock says member 3 is $s3"
+[ "$s1" = failed ] ||
+	fail "the commit whose flush failed on member 1 says it is $s1, not failed (a cut now leaves it one generation behind and trusted)"
+t_cut_members rsto $N
+knobs_off
+dmsetup remove --retry $VOL || fail "remove after the cut"
+t_uncut_members rsto $N
+mark=$(dmesg | wc -l)
+table 0 | dmsetup create $VOL 2>/dev/null &&
+	fail "activated with members 1 and 3 failed: $(dmsetup status $VOL)"
+dmesg | tail -n +$((mark + 1)) | grep -q "Two or more members" ||
+	fail "not refused as two members out: $(dmesg | tail -n +$((mark + 1)) | grep rainssd | tail -1)"
+dmsetup remove $VOL >/dev/null 2>&1 || true
+note "after a cut there: refused, members 1 and 3 failed"
 exit 0
