@@ -678,7 +678,10 @@ static void rs_batch_done(struct rs_op *op);
 /* A counted write is back, or was never sent. Any context. */
 static void rs_mbio_uncount(struct rs_oplayer *ol, struct rs_mbio *mb)
 {
-	if (mb->counted && atomic_dec_and_test(&ol->counted[mb->member]))
+	if (!mb->counted || !atomic_dec_and_test(&ol->counted[mb->member]))
+		return;
+	/* waitqueue_active() is safe: the atomic above was a full barrier. */
+	if (waitqueue_active(&ol->counted_wait))
 		wake_up_all(&ol->counted_wait);
 }
 
@@ -925,7 +928,11 @@ void rs_batch_count_end(struct rs_op *op)
 	struct rs_oplayer *ol = op->rs->ol;
 
 	op->count_writes = false;
-	if (atomic_dec_and_test(&ol->counting))
+	/* Fully ordered: its bios' counts before (see rs_batch_none_counted()). */
+	if (!atomic_dec_and_test(&ol->counting))
+		return;
+	/* waitqueue_active() is safe: the atomic above was a full barrier. */
+	if (waitqueue_active(&ol->counted_wait))
 		wake_up_all(&ol->counted_wait);
 }
 
@@ -933,7 +940,8 @@ static bool rs_batch_none_counted(struct rs_oplayer *ol, unsigned int n, unsigne
 {
 	unsigned int m;
 
-	if (atomic_read(&ol->counting))
+	/* Acquire: a window seen closed has its bios' counts seen below. */
+	if (atomic_read_acquire(&ol->counting))
 		return false;
 	for_each_set_bit(m, &members, n)
 		if (atomic_read(&ol->counted[m]))
