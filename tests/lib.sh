@@ -164,6 +164,54 @@ t_idle() {
 	return 1
 }
 
+# t_sync_stripe <name> <chunk>: the stripe volume <name>'s rebuild or resync
+# is at in memory (sync_ratio over the chunk size).
+t_sync_stripe() {
+	echo $(( $(t_opstat "$1" sync_ratio | cut -d/ -f1) / $2 ))
+}
+
+# t_wait_sync_past <name> <chunk> <stripe>: until that is past <stripe>
+# (polled every 0.2 s; the case fails after 120 s).
+t_wait_sync_past() {
+	local t c
+	for t in $(seq 600); do
+		c=$(t_sync_stripe "$1" "$2")
+		[ "$c" -gt "$3" ] && return 0
+		sleep 0.2
+	done
+	fail "the rebuild did not pass stripe $3 ($c)"
+}
+
+# The superblock's two copies on a member (rainssd-sb.h): 4 KiB each from
+# sector 2048; the generation (events) at byte 32 of each, the member
+# table at byte 136, 16 bytes a member, its state first.
+# t_sb_save <dev> <file> / t_sb_put <dev> <file>: both copies.
+t_sb_save() {
+	dd if="$1" of="$2" bs=4096 skip=256 count=2 iflag=direct status=none ||
+		fail "the superblocks of $1 cannot be read"
+}
+t_sb_put() {
+	dd if="$2" of="$1" bs=4096 seek=256 count=2 oflag=direct conv=notrunc status=none ||
+		fail "the superblocks of $1 cannot be written"
+}
+# t_sb_events <dev>: the generation of its newest copy.
+t_sb_events() {
+	local a b
+	t_sb_save "$1" /tmp/lib.sb
+	a=$(od -An -t u8 -j 32 -N 8 /tmp/lib.sb | tr -d ' ')
+	b=$(od -An -t u8 -j 4128 -N 8 /tmp/lib.sb | tr -d ' ')
+	echo $((a > b ? a : b))
+}
+# t_sb_state <dev> <of>: what its newest copy says of member <of>.
+t_sb_state() {
+	local o=0 st
+	t_sb_save "$1" /tmp/lib.sb
+	[ "$(od -An -t u8 -j 32 -N 8 /tmp/lib.sb)" -ge "$(od -An -t u8 -j 4128 -N 8 /tmp/lib.sb)" ] ||
+		o=4096
+	st=$(od -An -t u1 -j $((o + 136 + 16 * $2)) -N 1 /tmp/lib.sb | tr -d ' ')
+	case $st in 1) echo in_sync ;; 2) echo failed ;; 3) echo rebuilding ;; *) echo "state $st" ;; esac
+}
+
 # t_parity: run the parity checker over T_DEVS; fails the case on bad stripes.
 t_parity() {
 	"$CHECK" --length "$T_LEN" "$T_CHUNK" "${T_DEVS[@]}" | tail -1 || fail "parity check failed"

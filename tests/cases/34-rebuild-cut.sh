@@ -65,7 +65,7 @@ for s in $S $S2 $S3; do
 done
 
 table() { echo "0 $LEN rainssd $CHUNK $N ${T_DEVS[*]} $*"; }
-cp_now() { echo $(( $(t_opstat $VOL sync_ratio | cut -d/ -f1) / CHUNK )); }
+cp_now() { t_sync_stripe $VOL $CHUNK; }
 vol_is() { cmp -s <(dd if=/dev/mapper/$VOL bs=1M iflag=direct status=none) "$1"; }
 # same <what> <file>: the whole volume reads back as the file
 same() {
@@ -73,15 +73,7 @@ same() {
 		fail "$1: the volume does not read back as written ($(cmp <(dd if=/dev/mapper/$VOL bs=1M iflag=direct status=none) "$2" 2>&1 | head -1))"
 }
 # wait_cp <stripe>: until the rebuild in memory is past it
-wait_cp() {
-	local t c
-	for t in $(seq 600); do
-		c=$(cp_now)
-		[ "$c" -gt "$1" ] && return 0
-		sleep 0.2
-	done
-	fail "the rebuild did not pass stripe $1 ($c)"
-}
+wait_cp() { t_wait_sync_past $VOL $CHUNK "$1"; }
 # new_block <file> <stripe> <data member 0-2>: 4 KiB of new bytes at the
 # start of that member's chunk of that stripe (8 KiB chunks, 3 per stripe)
 new_block() {

@@ -36,17 +36,9 @@ BYTES=$((LEN * 512))
 RATE=${RATE:-80}
 
 table() { echo "0 $LEN rainssd $CHUNK $N ${T_DEVS[*]} $*"; }
-cp_now() { echo $(( $(t_opstat $VOL sync_ratio | cut -d/ -f1) / CHUNK )); }
+cp_now() { t_sync_stripe $VOL $CHUNK; }
 # wait_cp <stripe>: until the rebuild in memory is past it
-wait_cp() {
-	local t c
-	for t in $(seq 600); do
-		c=$(cp_now)
-		[ "$c" -gt "$1" ] && return 0
-		sleep 0.2
-	done
-	fail "the rebuild did not pass stripe $1 ($c)"
-}
+wait_cp() { t_wait_sync_past $VOL $CHUNK "$1"; }
 # blk <stripe> <data member 0-2>: the 4 KiB block at the start of that
 # member's chunk of that stripe (8 KiB chunks, 3 per stripe)
 blk() { echo $(($1 * 6 + $2 * 2)); }

@@ -45,33 +45,12 @@ DBG=/sys/kernel/debug/rainssd
 	fail "no $DBG/pass_meta_commits or fail_meta_flush (a test kernel with debugfs)"
 knobs_off() { echo 0 >$DBG/hold_meta_commits; echo 0 >$DBG/pass_meta_commits; echo 0 >$DBG/fail_meta_flush; }
 trap 'knobs_off 2>/dev/null' EXIT
-# state_of <member> <of>: what member <member>'s newest copy says of member <of>
-# (rainssd-sb.h: the member table at 136, 16 bytes each, the state first)
-state_of() {
-	local o=0 st
-	sb_save "$1" /tmp/to.st
-	[ "$(od -An -t u8 -j 32 -N 8 /tmp/to.st)" -ge "$(od -An -t u8 -j 4128 -N 8 /tmp/to.st)" ] ||
-		o=4096
-	st=$(od -An -t u1 -j $((o + 136 + 16 * $2)) -N 1 /tmp/to.st | tr -d ' ')
-	case $st in 1) echo in_sync ;; 2) echo failed ;; 3) echo rebuilding ;; *) echo "state $st" ;; esac
-}
-# sb_save <member> <file> / sb_put <member> <file>: its two superblock copies
-sb_save() {
-	dd if=/dev/mapper/rsto$1 of="$2" bs=4096 skip=256 count=2 iflag=direct status=none ||
-		fail "member $1's superblocks cannot be read"
-}
-sb_put() {
-	dd if="$2" of=/dev/mapper/rsto$1 bs=4096 seek=256 count=2 oflag=direct conv=notrunc \
-		status=none || fail "member $1's superblocks cannot be written"
-}
-# events <member>: the generation of its newest copy (events at byte 32)
-events() {
-	local a b
-	sb_save "$1" /tmp/to.ev
-	a=$(od -An -t u8 -j 32 -N 8 /tmp/to.ev | tr -d ' ')
-	b=$(od -An -t u8 -j 4128 -N 8 /tmp/to.ev | tr -d ' ')
-	echo $((a > b ? a : b))
-}
+# By member index: state_of <member> <of>, sb_save/sb_put <member> <file>,
+# events <member> (tests/lib.sh's t_sb_*).
+state_of() { t_sb_state /dev/mapper/rsto$1 "$2"; }
+sb_save() { t_sb_save /dev/mapper/rsto$1 "$2"; }
+sb_put() { t_sb_put /dev/mapper/rsto$1 "$2"; }
+events() { t_sb_events /dev/mapper/rsto$1; }
 check_all() {
 	cmp <(dd if=/dev/mapper/$VOL bs=1M iflag=direct status=none) "$1" ||
 		fail "$2: the volume does not read back as written"
