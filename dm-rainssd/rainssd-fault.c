@@ -31,6 +31,7 @@ static bool rs_hold_meta;
 static u32 rs_pass_meta;
 static u32 rs_fail_meta_flush;
 static bool rs_hold_tier;
+static bool rs_hold_tier_load;
 static bool rs_poison;
 
 void rs_fault_init(void)
@@ -47,6 +48,7 @@ void rs_fault_init(void)
 	debugfs_create_u32("pass_meta_commits", 0600, rs_debugfs_dir, &rs_pass_meta);
 	debugfs_create_x32("fail_meta_flush", 0600, rs_debugfs_dir, &rs_fail_meta_flush);
 	debugfs_create_bool("hold_tier_commits", 0600, rs_debugfs_dir, &rs_hold_tier);
+	debugfs_create_bool("hold_tier_load", 0600, rs_debugfs_dir, &rs_hold_tier_load);
 	debugfs_create_bool("poison_buffers", 0600, rs_debugfs_dir, &rs_poison);
 }
 
@@ -107,6 +109,11 @@ bool rs_fault_hold_tier_commits(void)
 	return READ_ONCE(rs_hold_tier);
 }
 
+bool rs_fault_hold_tier_load(void)
+{
+	return READ_ONCE(rs_hold_tier_load);
+}
+
 void rs_fault_poison_pages(struct page **pages, unsigned int nr)
 {
 	unsigned int i;
@@ -155,6 +162,11 @@ bool rs_fault_fail_meta_flush(unsigned int member)
 }
 
 bool rs_fault_hold_tier_commits(void)
+{
+	return false;
+}
+
+bool rs_fault_hold_tier_load(void)
 {
 	return false;
 }

@@ -41,13 +41,20 @@
  *                    many commits still run (each takes one), so that a
  *                    test can let one commit through and hold the next;
  *   fail_meta_flush (a debugfs mask of member indices): the cache flush a
- *                    superblock commit sends those members fails, as a
- *                    member's failed flush would (nothing is sent);
+ *                    superblock commit or a tier table commit sends those
+ *                    members fails, as a member's failed flush would
+ *                    (nothing is sent);
  *   hold_tier_commits (a debugfs bool): every commit of the tier's
  *                    mapping table (periodic, asked for by a flush or an
  *                    operation, a suspend's, a load's) waits while it is
  *                    set: a test clears it before it suspends or removes
- *                    the volume.
+ *                    the volume;
+ *   hold_tier_load (a debugfs bool): a read of the tier's mapping table
+ *                    that writes nothing (a constructor's, or the first
+ *                    resume's check) waits while it is set between reading
+ *                    the commit record and reading the table's blocks (it
+ *                    logs "tier table load held" first), so that a test
+ *                    can let commits run in that window.
  *
  * rs_fault(), rs_fault_spin() and rs_fault_poison_pages() never sleep and
  * may be called in any context (rs_fault_spin() busy-waits); rs_fault_delay()
@@ -88,6 +95,7 @@ bool rs_fault_hold_sync_commits(void);
 bool rs_fault_hold_meta_commits(void);
 bool rs_fault_fail_meta_flush(unsigned int member);
 bool rs_fault_hold_tier_commits(void);
+bool rs_fault_hold_tier_load(void);
 void rs_fault_poison_pages(struct page **pages, unsigned int nr);
 
 #endif

@@ -1462,18 +1462,31 @@ static bool rs_r5_tier_pair(struct rs_r5_op *r5, unsigned int i, unsigned int k,
 }
 
 /*
- * Chunk @k of stripe @i, whole, from (or to) copy @cp, in @bm's buffer (the
- * rows not in the tier come along: nothing reads them there). One bio.
+ * Chunk @k of stripe @i, from (or to) copy @cp, in @bm's buffer at its
+ * offsets in the chunk: from its first row in the tier to its last, one
+ * bio (the rows between that are not in the tier come along: nothing reads
+ * them there; one bio per copy keeps a step within the emergency bioset).
+ * Up to 1.11.12 the whole slot, so that a read error in its unused end
+ * stopped a rebuild or resync of that member for good.
  */
-static void rs_r5_tier_chunk_io(struct rs_r5_op *r5, unsigned int i, const struct rs_tier_copy *cp,
-				unsigned int bm, blk_opf_t opf)
+static void rs_r5_tier_chunk_io(struct rs_r5_op *r5, unsigned int i, unsigned int k,
+				const struct rs_tier_copy *cp, unsigned int bm, blk_opf_t opf)
 {
 	struct rs_op *op = &r5->op;
 	const struct rs_tier_layout *t = rs_tier_layout_of(op->rs->tier);
-	unsigned int len = op->rs->geom.chunk << SECTOR_SHIFT;
+	unsigned int first, last, boff, len, chunk = op->rs->geom.chunk;
 
-	rs_batch_add(op, cp->member, opf, rs_tier_slot_sector(t, cp->slot),
-		     rs_r5_pidx(r5, i, bm, 0), 0, len, len);
+	for (first = 0; first < t->rows && !rs_r5_tier_has(r5, i, k, first); first++)
+		;
+	if (first == t->rows)
+		return;
+	for (last = t->rows - 1; !rs_r5_tier_has(r5, i, k, last); last--)
+		;
+	boff = (first * RS_TIER_ROW_SECTORS) << SECTOR_SHIFT;
+	len = (min((last + 1) * RS_TIER_ROW_SECTORS, chunk) << SECTOR_SHIFT) - boff;
+	rs_batch_add(op, cp->member, opf,
+		     rs_tier_slot_sector(t, cp->slot) + first * RS_TIER_ROW_SECTORS,
+		     rs_r5_pidx(r5, i, bm, boff), offset_in_page(boff), len, len);
 }
 
 static bool rs_r5_tier_checks(const struct rs_r5_op *r5)
@@ -1496,10 +1509,10 @@ static void rs_r5_build_tier_sync_reads(struct rs_op *op)
 				continue;
 			if (!rs_r5_tier_pair(r5, i, k, &src, &dst))
 				continue;
-			rs_r5_tier_chunk_io(r5, i, &src, rs_data_member(g, op->stripe + i, k),
+			rs_r5_tier_chunk_io(r5, i, k, &src, rs_data_member(g, op->stripe + i, k),
 					    REQ_OP_READ);
 			if (rs_r5_tier_checks(r5))
-				rs_r5_tier_chunk_io(r5, i, &dst, p, REQ_OP_READ);
+				rs_r5_tier_chunk_io(r5, i, k, &dst, p, REQ_OP_READ);
 		}
 	}
 }
@@ -1519,7 +1532,7 @@ static void rs_r5_build_tier_sync_writes(struct rs_op *op)
 				continue;
 			if (!rs_r5_tier_pair(r5, i, k, &src, &dst))
 				continue;
-			rs_r5_tier_chunk_io(r5, i, &dst, rs_data_member(g, op->stripe + i, k),
+			rs_r5_tier_chunk_io(r5, i, k, &dst, rs_data_member(g, op->stripe + i, k),
 					    REQ_OP_WRITE);
 		}
 	}

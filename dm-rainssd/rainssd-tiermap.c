@@ -567,7 +567,7 @@ static void rs_tier_seal(struct rs_tier *tr, u32 b)
 static void rs_tier_commit(struct rs_tier *tr)
 {
 	struct rainssd *rs = tr->rs;
-	unsigned long failed, live = 0;
+	unsigned long failed, live = 0, nofl = 0;
 	struct bio_list flushes;
 	unsigned int m, old;
 	bool any, lost = false;
@@ -615,18 +615,40 @@ static void rs_tier_commit(struct rs_tier *tr)
 			__set_bit(m, &live);
 	if (any && tr->mode != RS_TIER_FAIL) {
 		/* Every member's cache before any table block: an empty flush each. */
+		for_each_set_bit(m, &live, rs->geom.n)
+			if (rs_fault_fail_meta_flush(m))
+				__set_bit(m, &nofl);
 		rs_tier_io_begin(tr);
 		for_each_set_bit(m, &live, rs->geom.n)
-			rs_tier_io_add(tr, m, REQ_OP_WRITE | REQ_PREFLUSH | REQ_SYNC, 0, 0, 0,
-				       NULL);
-		failed = rs_tier_io_wait(tr);
+			if (!test_bit(m, &nofl))
+				rs_tier_io_add(tr, m, REQ_OP_WRITE | REQ_PREFLUSH | REQ_SYNC, 0, 0,
+					       0, NULL);
+		failed = rs_tier_io_wait(tr) | nofl;
+		for_each_set_bit(m, &failed, rs->geom.n)
+			rs_member_failed(rs, m, "tier table flush error");
+		/*
+		 * A member whose flush failed may have lost the rows the new
+		 * table points to, and one failed in memory since @live was
+		 * taken (a write error, a message) got no flush: the
+		 * superblocks say they failed before any member holds that
+		 * table (up to 1.11.12 only after, so that a cut in between
+		 * left such a member in sync under the new table).
+		 */
+		failed |= live & READ_ONCE(rs->dead_mask);
+		if (failed) {
+			rs_meta_commit_wait(rs->meta);
+			live &= ~failed;
+			failed = 0;
+		}
+		/* Too few left to hold the volume: no member takes the table. */
+		if (!live || rs_dead_count(rs) > 1)
+			live = 0;
 		rs_tier_io_begin(tr);
 		for_each_set_bit(b, tr->writing, tr->t.blocks)
 			for_each_set_bit(m, &live, rs->geom.n)
-				if (!test_bit(m, &failed))
-					rs_tier_io_add(tr, m, REQ_OP_WRITE | REQ_FUA | REQ_SYNC |
-						       REQ_META | REQ_PRIO, !tr->active[b], b, 1,
-						       tr->bounce + (size_t)b * RS_TIER_BLOCK);
+				rs_tier_io_add(tr, m, REQ_OP_WRITE | REQ_FUA | REQ_SYNC | REQ_META |
+					       REQ_PRIO, !tr->active[b], b, 1,
+					       tr->bounce + (size_t)b * RS_TIER_BLOCK);
 		failed |= rs_tier_io_wait(tr);
 		/*
 		 * Then the commit record: every block's generation now. Until
@@ -649,7 +671,8 @@ static void rs_tier_commit(struct rs_tier *tr)
 		/* No live member took it, or too few are left to hold the volume. */
 		if ((failed & live) == live || rs_dead_count(rs) > 1)
 			lost = true;
-		atomic64_inc(&tr->commits);
+		else
+			atomic64_inc(&tr->commits);
 	}
 	wait_event(tr->drain, !atomic_read(&tr->readers[old]));
 
@@ -1010,7 +1033,7 @@ static void rs_tier_reset(struct rs_tier *tr)
  * that no member holds whole, a header for another layout, an impossible
  * record. Sleeps.
  */
-int rs_tier_load(struct rs_tier *tr, bool fresh, bool write, const char **why)
+static int rs_tier_load_once(struct rs_tier *tr, bool fresh, bool write, const char **why)
 {
 	struct rainssd *rs = tr->rs;
 	size_t bytes = (size_t)tr->t.blocks * RS_TIER_BLOCK;
@@ -1040,6 +1063,11 @@ int rs_tier_load(struct rs_tier *tr, bool fresh, bool write, const char **why)
 			       "tier table: no commit record any member holds whole (corrupt)" :
 			       "tier table missing (the superblocks say the volume has one)";
 			goto out;
+		}
+		if (!write && rs_fault_hold_tier_load()) {
+			DMINFO("tier table load held (debugfs hold_tier_load)");
+			while (rs_fault_hold_tier_load())
+				msleep(20);
 		}
 		/* Each block as that record has it: a later copy is a commit cut short. */
 		for (m = 0; m < rs->geom.n; m++) {
@@ -1111,6 +1139,37 @@ int rs_tier_load(struct rs_tier *tr, bool fresh, bool write, const char **why)
 out:
 	vfree(buf);
 	return r;
+}
+
+/*
+ * rs_tier_load_once(), and for a read that writes nothing (the
+ * constructor's) read again while the table changed under it: another
+ * table of the device may be live and commit meanwhile (a `dmsetup
+ * reload`), and two commits between reading the commit record and the
+ * blocks leave the generation it names on no member. Up to 1.11.12 such a
+ * reload was refused as a corrupt table; now a table found corrupt is
+ * refused only when the newest commit record is still the one it was read
+ * with (at most RS_TIER_LOAD_TRIES reads). Sleeps.
+ */
+#define RS_TIER_LOAD_TRIES	8
+
+int rs_tier_load(struct rs_tier *tr, bool fresh, bool write, const char **why)
+{
+	unsigned int tries = 0;
+	bool seen;
+	u64 cseq;
+	int r;
+
+	for (;;) {
+		r = rs_tier_load_once(tr, fresh, write, why);
+		if (!r || r == -ENOMEM || write || fresh || ++tries == RS_TIER_LOAD_TRIES)
+			return r;
+		cseq = tr->cseq;
+		if (rs_tier_load_vec(tr, false, &seen) || tr->cseq == cseq)
+			return r;
+		DMINFO("tier table: commit %llu while it was read at commit %llu: read again",
+		       tr->cseq, cseq);
+	}
 }
 
 /* ---- life cycle ---- */
