@@ -164,6 +164,24 @@ t_idle() {
 	return 1
 }
 
+# The target's debugfs knobs (rainssd-fault.h; a test kernel).
+T_DBG=/sys/kernel/debug/rainssd
+# t_knobs <knob...>: the case needs these knobs; each is set to 0 now and
+# again when the case exits (t_knobs_off does it at any point).
+t_knobs() {
+	local k
+	T_KNOBS=("$@")
+	for k in "$@"; do
+		[ -w "$T_DBG/$k" ] || fail "no $T_DBG/$k (a test kernel with debugfs)"
+	done
+	t_knobs_off
+	trap 't_knobs_off 2>/dev/null' EXIT
+}
+t_knobs_off() {
+	local k
+	for k in "${T_KNOBS[@]}"; do echo 0 >"$T_DBG/$k"; done
+}
+
 # t_sync_stripe <name> <chunk>: the stripe volume <name>'s rebuild or resync
 # is at in memory (sync_ratio over the chunk size).
 t_sync_stripe() {

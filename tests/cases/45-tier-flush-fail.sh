@@ -24,17 +24,9 @@ CHUNK=16
 N=4
 VOL=rstf
 TIER=16384
-DBG=/sys/kernel/debug/rainssd
-[ -w $DBG/fail_meta_flush ] && [ -w $DBG/hold_meta_commits ] ||
-	fail "no $DBG/fail_meta_flush or hold_meta_commits (a test kernel with debugfs)"
-knobs_off() {
-	local k
-	for k in hold_meta_commits pass_meta_commits fail_meta_flush hold_tier_commits; do
-		echo 0 >$DBG/$k
-	done
-}
-knobs_off
-trap 'knobs_off 2>/dev/null' EXIT
+t_knobs hold_meta_commits pass_meta_commits fail_meta_flush hold_tier_commits
+DBG=$T_DBG
+knobs_off() { t_knobs_off; }
 
 t_linear_members rstf $N
 LEN=$(( (SZ - 32768 - TIER) / CHUNK * CHUNK * (N - 1) ))

@@ -25,11 +25,9 @@ CHUNK=16
 N=4
 VOL=rstr
 TIER=16384
-DBG=/sys/kernel/debug/rainssd
-[ -w $DBG/hold_tier_load ] || fail "no $DBG/hold_tier_load (a test kernel with debugfs)"
-knobs_off() { echo 0 >$DBG/hold_tier_load; echo 0 >$DBG/hold_tier_commits; }
-knobs_off
-trap 'knobs_off 2>/dev/null' EXIT
+t_knobs hold_tier_load hold_tier_commits
+DBG=$T_DBG
+knobs_off() { t_knobs_off; }
 
 t_linear_members rstr $N
 LEN=$(( (SZ - 32768 - TIER) / CHUNK * CHUNK * (N - 1) ))
