@@ -13,14 +13,17 @@
 #
 # A soak of the defaults takes longer than a working session (about 20 s
 # per cut point under TCG), so it can be run in parts: every batch's result
-# is kept in $RAINSSD_CACHE/soak/current as it ends, and `make test-crash`
-# run again with the same sizes on the same sources (the module, the three
-# cases and what they use, the tools and this script, committed and
-# unchanged) goes on from the first batch not yet done, with the same seed.
-# A batch cut short is run again from its start. SOAK_MINUTES bounds one
-# part: no batch starts after that. The summary counts every part. When the
-# last batch is done the soak is complete; the next run starts a new one
-# (the finished one is kept in $RAINSSD_CACHE/soak/<date>-<sources>).
+# is kept in $SOAK_DIR/current as it ends, and `make test-crash` run again
+# with the same sizes on the same sources (the module, the three cases and
+# what they use, the tools and this script, committed and unchanged) goes
+# on from the first batch not yet done, with the same seed, on this machine
+# or on another that has the same SOAK_DIR (the sources are named by their
+# git hashes; the logs kept there name the cache and the checkout as
+# <cache> and <repo>). A batch cut short is run again from its start.
+# SOAK_MINUTES bounds one part: no batch starts after that. The summary
+# counts every part. When the last batch is done the soak is complete; the
+# next run starts a new one (the finished one is kept in
+# $SOAK_DIR/<date>-<sources>).
 #
 # The defaults are 1,000 protected cut points: 700 of case 22 (healthy and
 # degraded), 150 of case 28 (the tier on) and 150 replayed marks of case 23;
@@ -30,7 +33,9 @@
 # (default 150), TIER_CUTS (default 150), CUTS_PER_RUN (default 16),
 # MARKS_PER_RUN (default 30), SEED (a new soak's seed; default from the
 # clock), SOAK_MINUTES (this part's budget; default none), FRESH=1 (start a
-# new soak even if one can go on).
+# new soak even if one can go on), SOAK_DIR (where the soaks are kept;
+# default $RAINSSD_CACHE/soak; this project keeps its own in docs/soak, so
+# that parts run on different machines add up).
 #
 # Exit status: 0 complete and every test passed, 1 a test failed, 3 no test
 # failed but the soak is not complete yet (run it again).
@@ -105,7 +110,8 @@ log_all=$results/test-crash.log
 : >"$log_all"
 t0=$(date +%s)
 mod612=$RAINSSD_CACHE/mod-6.12
-soak=$RAINSSD_CACHE/soak
+soak=${SOAK_DIR:-$RAINSSD_CACHE/soak}
+mkdir -p "$soak" && soak=$(cd "$soak" && pwd)
 st=$soak/current
 
 step() { # step <name> <cmd...>: a host-side test step
@@ -174,7 +180,9 @@ bash scripts/vm-run.sh --kernel test -- env KSRC="$KSRC" TEST_FULL=1 CUTS="$CUTS
 	MARKS="$MARKS" CUTS_PER_RUN="$CUTS_PER_RUN" MARKS_PER_RUN="$MARKS_PER_RUN" SEED="$SEED" \
 	TIER_CUTS="$TIER_CUTS" START22=$s22 START28=$s28 START23=$s23 BUDGET=$budget \
 	bash scripts/test-crash.sh --in-vm "$mod612" 2>&1 |
-	sed -u 's/\r//g' | tee "$st/part-$part.log" | grep -E '^(ok|not ok) |^    |^# case|^CRASH-STOPPED'
+	sed -u -e 's/\r//g' -e "s#$RAINSSD_CACHE#<cache>#g" -e "s#$REPO#<repo>#g" |
+	tee "$st/part-$part.log" | grep -E '^(ok|not ok) |^    |^# case|^CRASH-STOPPED'
+echo "$part $(date +%s)" >>"$st/ends"	# (a checkout's file times are not the runs')
 grep -qE '^CRASH-(DONE|STOPPED)' "$st/part-$part.log" || echo "not ok - vm-crash:runner-completed (part $part)"
 grep -q '^CRASH-DONE' "$st/part-$part.log" && touch "$st/complete"
 
@@ -211,10 +219,11 @@ passed=$(cat "$summary" | grep -c '^ok - ')
 failed=$(cat "$summary" | grep -c '^not ok - ')
 secs=0
 while read -r p start _; do
-	f=$st/part-$p.log
-	[ -f "$f" ] && secs=$((secs + $(stat -c %Y "$f") - start))
+	end=$(awk -v p="$p" '$1 == p { print $2 }' "$st/ends" 2>/dev/null | tail -1)
+	[ -n "$end" ] || end=$(stat -c %Y "$st/part-$p.log" 2>/dev/null) || continue
+	secs=$((secs + end - start))
 done <"$st/parts"
-cp "$summary" "$st/summary-part-$part.out"
+sed -e "s#$RAINSSD_CACHE#<cache>#g" -e "s#$REPO#<repo>#g" "$summary" >"$st/summary-part-$part.out"
 log "this part took $(( $(date +%s) - t0 )) s; the soak's $part part(s) in the VM: $secs s; logs in $results and $st"
 grep '^not ok - ' "$summary" | sed 's/^/failed: /'
 if [ ! -e "$st/complete" ]; then
