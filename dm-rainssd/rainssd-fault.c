@@ -21,6 +21,7 @@ static const char * const rs_fault_names[RS_NR_FAULTS] = {
 	[RS_FAULT_OP] = "fail_op",
 	[RS_FAULT_DELAY_PREREAD] = "delay_preread",
 	[RS_FAULT_DELAY_MAP] = "delay_map",
+	[RS_FAULT_DELAY_LOG_LAP] = "delay_log_lap",
 };
 
 static struct dentry *rs_debugfs_dir;

@@ -17,6 +17,12 @@
  *                    (rs_member_holds(), also called by the tier's reads
  *                    with a read epoch held and by its table's loads):
  *                    the window in which the member being rebuilt may fail;
+ *   delay_log_lap    an update whose degraded-write log records include the
+ *                    first record of a ring's new lap spins
+ *                    delay_preread_ms after taking their space and before
+ *                    queueing them: the window in which later records of
+ *                    that ring are queued first (they must still reach the
+ *                    disk after it and after the zeros of the lap's tail);
  *   skip_unclean_resync (a debugfs bool, not an attribute): activation after
  *                    an unclean shutdown neither resyncs nor replays, so a
  *                    test can show the damage the protection prevents;
@@ -76,6 +82,7 @@ enum rs_fault {
 	RS_FAULT_OP,
 	RS_FAULT_DELAY_PREREAD,
 	RS_FAULT_DELAY_MAP,
+	RS_FAULT_DELAY_LOG_LAP,
 	RS_NR_FAULTS,
 };
 

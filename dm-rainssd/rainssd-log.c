@@ -16,11 +16,14 @@
  * group leaves whole records (each has its checksums), and none of their
  * updates has begun.
  *
- * Records take ring space in sequence order, lap after lap (they may reach
- * the disk in another order), so a record is overwritten only after every
- * record written before it was, except in a skipped tail: there a record
- * two laps old can outlive newer records of its stripe, and replaying it
- * would compute a wrong parity. Hence every header carries its lap, and
+ * Records take ring space in sequence order, lap after lap, and reach the
+ * disk in that order too: a record waits in its ring's queue until every
+ * record that took space before it has been given to a write (up to
+ * 1.11.13 a record queued while an earlier one was still being checksummed
+ * went first, past a new lap's zeros). So a record is overwritten only
+ * after every record written before it was, except in a skipped tail:
+ * there a record two laps old can outlive newer records of its stripe, and
+ * replaying it would compute a wrong parity. Hence every header carries its lap, and
  * replay trusts only the records of the newest record's lap up to it and
  * those of the lap before after it. That alone is not enough when the
  * first write of a new lap is torn: it can destroy the lap's first records
@@ -39,6 +42,7 @@
 #include <linux/xarray.h>
 
 #include "rainssd.h"
+#include "rainssd-fault.h"
 #include "rainssd-log.h"
 #include "rainssd-sb.h"
 #include "rainssd-xor.h"
@@ -87,6 +91,7 @@ struct rs_log_ring {
 	struct rs_log *log;
 	unsigned int member;
 	struct list_head queue;		/* records to write, in sequence order */
+	u64 handed;			/* the last record given to a write */
 	bool writing;			/* a write of records (or of zeros) is in flight */
 	bool wipe_failed;		/* the zeros before its first record failed */
 	/* The records of that write (owned by it until its end queues the work). */
@@ -233,10 +238,13 @@ static void rs_log_wipe(struct rs_log *log, struct rs_log_ring *r, unsigned int 
 
 /*
  * Write what waits in @r's queue unless a write of it is in flight: the
- * records contiguous in the ring from the first on, in one FUA bio (a chain
- * of them past BIO_MAX_VECS pages). Each record's partial parity is padded
- * to its last block from the page that holds its end. Process context,
- * never sleeps (the bio set holds more than the rings can have in flight).
+ * records contiguous in the ring and in sequence from the first on, in one
+ * FUA bio (a chain of them past BIO_MAX_VECS pages), once the first is the
+ * record after the last one written (one that took its space earlier but
+ * is not queued yet goes first: its rs_log_write() kicks the ring again).
+ * Each record's partial parity is padded to its last block from the page
+ * that holds its end. Process context, never sleeps (the bio set holds
+ * more than the rings can have in flight).
  */
 static void rs_log_kick(struct rs_log *log, struct rs_log_ring *r)
 {
@@ -250,6 +258,10 @@ static void rs_log_kick(struct rs_log *log, struct rs_log_ring *r)
 		return;
 	}
 	s = list_first_entry(&r->queue, struct rs_log_slot, queue);
+	if (s->seq != r->handed + 1) {
+		spin_unlock(&log->lock);
+		return;
+	}
 	if (s->wipe < RS_LOG_BLOCKS) {
 		r->writing = true;
 		k = s->wipe;
@@ -260,9 +272,10 @@ static void rs_log_kick(struct rs_log *log, struct rs_log_ring *r)
 	}
 	r->nr_batch = 0;
 	list_for_each_entry_safe(s, tmp, &r->queue, queue) {
-		if (r->nr_batch && s->start != next)
+		if (r->nr_batch && (s->start != next || s->seq != r->handed + 1))
 			break;
 		list_del_init(&s->queue);
+		r->handed = s->seq;
 		r->batch[r->nr_batch++] = s;
 		vecs += 1 + DIV_ROUND_UP(s->bytes, PAGE_SIZE);
 		next = s->start + s->len;
@@ -423,6 +436,12 @@ bool rs_log_write(struct rs_log *log, struct rs_op *op, unsigned int nr,
 		r->lap = s[i]->lap;
 	}
 	spin_unlock(&log->lock);
+	for (i = 0; i < nr; i++) {
+		if (s[i]->wipe < RS_LOG_BLOCKS) {
+			rs_fault_spin(RS_FAULT_DELAY_LOG_LAP);
+			break;
+		}
+	}
 	op->failed = 0;
 	op->next = fn;
 	atomic_set(&op->pending, nr + 1);

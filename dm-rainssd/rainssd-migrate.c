@@ -53,7 +53,7 @@ static void rs_mig_work(struct work_struct *work)
 	struct rs_tier *tr = rs->tier;
 	unsigned long delay = msecs_to_jiffies(RS_MIG_IDLE_MS);
 	bool go;
-	u64 stripe;
+	u64 stripe, rate;
 
 	spin_lock_irq(&mg->lock);
 	if (!mg->running || mg->busy) {
@@ -73,7 +73,8 @@ static void rs_mig_work(struct work_struct *work)
 	spin_unlock_irq(&mg->lock);
 	if (!go)
 		goto later;
-	delay = rs_rate_delay(rs, &mg->rate, 0, READ_ONCE(rs->migration_rate));
+	rate = READ_ONCE(rs->migration_rate);
+	delay = rs_rate_delay(rs, &mg->rate, rs_mig_min_rate(rate), rate);
 	if (delay)
 		goto later;
 	if (!rs_tier_pick_cold(tr, &stripe)) {

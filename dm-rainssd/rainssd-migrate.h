@@ -6,7 +6,10 @@
  * tier_high_pct and until it is down to tier_low_pct; or every stripe
  * (flush_tier, for decommissioning: the members are then a plain md-layout
  * RAID-5 again). At most migration_rate KiB/s per member, and while user
- * I/O goes on it pauses briefly between stripes; it always makes progress.
+ * I/O goes on it pauses briefly between stripes whenever it is ahead of a
+ * quarter of that (rs_mig_min_rate; up to 1.11.13 it never paused), so it
+ * keeps at least that pace (given room in the stripe cache: see
+ * docs/rainssd.rst, Known open).
  * Not while a member is out or a resync or rebuild is pending: a stripe's
  * rows that are not in the tier may then not be readable from its home.
  *
@@ -23,6 +26,12 @@
 
 struct rainssd;
 struct rs_migrate;
+
+/* The pace the migration keeps while user I/O goes on, at @rate KiB/s (0: no limit, no pause). */
+static inline u64 rs_mig_min_rate(u64 rate)
+{
+	return rate / 4;
+}
 
 int rs_migrate_create(struct rainssd *rs, struct rs_migrate **out);
 void rs_migrate_destroy(struct rs_migrate *mg);

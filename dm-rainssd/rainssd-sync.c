@@ -18,8 +18,6 @@
 #define RS_SYNC_COMMIT_NS	(2ULL * NSEC_PER_SEC)
 /* The rate is measured over windows of about this long. */
 #define RS_SYNC_WINDOW_NS	(2ULL * NSEC_PER_SEC)
-/* A pause to let user I/O by, when the rate is above the minimum. */
-#define RS_SYNC_YIELD_MS	2
 
 enum rs_sync_what {
 	RS_SYNC_IDLE,
@@ -176,21 +174,18 @@ unsigned long rs_rate_delay(struct rainssd *rs, struct rs_rate *r, u64 min, u64 
 {
 	u64 now = ktime_get_ns(), elapsed = now - r->win_start;
 	u64 kib = r->win_sectors / 2;
-	u64 need_ns;
+	unsigned long d;
 
 	if (elapsed > RS_SYNC_WINDOW_NS) {
 		r->win_start = now;
 		r->win_sectors = 0;
 		return 0;
 	}
-	/* At max KiB/s, kib takes kib / max seconds. */
-	need_ns = max ? div64_u64(kib * NSEC_PER_SEC, max) : 0;
-	if (need_ns > elapsed)
-		return nsecs_to_jiffies(need_ns - elapsed) ?: 1;
-	need_ns = min ? div64_u64(kib * NSEC_PER_SEC, min) : 0;
-	if (rs_user_busy(rs, &r->user_ios) && need_ns > elapsed)
-		return msecs_to_jiffies(RS_SYNC_YIELD_MS) ?: 1;
-	return 0;
+	d = rs_rate_wait(elapsed, kib, 0, max, false);
+	if (d)
+		return d;
+	/* Whether user I/O came is asked only when the limit lets the job go. */
+	return rs_rate_wait(elapsed, kib, min, 0, rs_user_busy(rs, &r->user_ios));
 }
 
 static unsigned long rs_sync_throttle(struct rs_sync *s)

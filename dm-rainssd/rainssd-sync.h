@@ -16,10 +16,15 @@
 #ifndef RAINSSD_SYNC_H
 #define RAINSSD_SYNC_H
 
+#include <linux/jiffies.h>
+#include <linux/math64.h>
 #include <linux/types.h>
 
 struct rainssd;
 struct rs_sync;
+
+/* A pause to let user I/O by, when the rate is above the minimum. */
+#define RS_SYNC_YIELD_MS	2
 
 /* A background job's rate window (rs_rate_delay). */
 struct rs_rate {
@@ -27,6 +32,25 @@ struct rs_rate {
 	u64 win_sectors;		/* sectors per member moved in it */
 	u64 user_ios;			/* user bios counted at the last step */
 };
+
+/*
+ * How many jiffies a background job that moved @kib KiB per member in the
+ * @elapsed_ns of its rate window waits before its next step: what keeps it
+ * at @max KiB/s (0: no limit); else, while user I/O goes on (@busy), a
+ * short pause when it is ahead of @min KiB/s (0: it never pauses); else 0.
+ * Pure; any context.
+ */
+static inline unsigned long rs_rate_wait(u64 elapsed_ns, u64 kib, u64 min, u64 max, bool busy)
+{
+	u64 need_ns = max ? div64_u64(kib * NSEC_PER_SEC, max) : 0;
+
+	if (need_ns > elapsed_ns)
+		return nsecs_to_jiffies(need_ns - elapsed_ns) ?: 1;
+	need_ns = min ? div64_u64(kib * NSEC_PER_SEC, min) : 0;
+	if (busy && need_ns > elapsed_ns)
+		return msecs_to_jiffies(RS_SYNC_YIELD_MS) ?: 1;
+	return 0;
+}
 
 bool rs_user_busy(struct rainssd *rs, u64 *seen);
 unsigned long rs_rate_delay(struct rainssd *rs, struct rs_rate *r, u64 min, u64 max);

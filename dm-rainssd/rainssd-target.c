@@ -985,7 +985,7 @@ static void rs_postsuspend(struct dm_target *ti)
 
 static struct target_type rainssd_target = {
 	.name = "rainssd",
-	.version = {1, 11, 13},
+	.version = {1, 11, 14},
 	.module = THIS_MODULE,
 	.ctr = rs_ctr,
 	.dtr = rs_dtr,

@@ -9,6 +9,8 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include "rainssd-migrate.h"
+#include "rainssd-sync.h"
 #include "rainssd-tier.h"
 #include "rainssd_kunit.h"
 
@@ -365,6 +367,34 @@ static void rs_tier_watermarks(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, rs_tier_should_migrate(U32_MAX, U32_MAX, 70, 90, false));
 }
 
+/*
+ * The offline migration's pace (rs_rate_wait() with rs_mig_min_rate()): at
+ * most migration_rate; while user I/O goes on, a pause whenever it is ahead
+ * of a quarter of it (up to 1.11.13 it never paused); no limit and no pause
+ * at 0.
+ */
+static void rs_tier_migration_pace(struct kunit *test)
+{
+	const u64 s = NSEC_PER_SEC, rate = 20000;
+	unsigned long yield = msecs_to_jiffies(RS_SYNC_YIELD_MS) ?: 1;
+
+	/* 30000 KiB in 1 s at 20000 KiB/s: half a second more. */
+	KUNIT_EXPECT_EQ(test, rs_rate_wait(s, 30000, rs_mig_min_rate(rate), rate, false),
+			nsecs_to_jiffies(s / 2));
+	/* 10000 KiB in 1 s, no user I/O: on at once. */
+	KUNIT_EXPECT_EQ(test, rs_rate_wait(s, 10000, rs_mig_min_rate(rate), rate, false), 0UL);
+	/* The same with user I/O: ahead of 5000 KiB/s, it pauses. */
+	KUNIT_EXPECT_EQ(test, rs_rate_wait(s, 10000, rs_mig_min_rate(rate), rate, true), yield);
+	/* Behind 5000 KiB/s (4000 KiB in 1 s): on, user I/O or not. */
+	KUNIT_EXPECT_EQ(test, rs_rate_wait(s, 4000, rs_mig_min_rate(rate), rate, true), 0UL);
+	/* migration_rate 0: no limit and no pause. */
+	KUNIT_EXPECT_EQ(test, rs_rate_wait(s, 1000000, rs_mig_min_rate(0), 0, true), 0UL);
+	/* A rebuild's window as before: min_recovery_rate 1000, max 0. */
+	KUNIT_EXPECT_EQ(test, rs_rate_wait(s, 2000, 1000, 0, true), yield);
+	KUNIT_EXPECT_EQ(test, rs_rate_wait(s, 500, 1000, 0, true), 0UL);
+	KUNIT_EXPECT_EQ(test, rs_rate_wait(s, 2000, 1000, 0, false), 0UL);
+}
+
 static struct kunit_case rs_tier_cases[] = {
 	KUNIT_CASE(rs_tier_place_table2),
 	KUNIT_CASE(rs_tier_place_home_default),
@@ -375,6 +405,7 @@ static struct kunit_case rs_tier_cases[] = {
 	KUNIT_CASE(rs_tier_block_seal_check),
 	KUNIT_CASE(rs_tier_choose_members),
 	KUNIT_CASE(rs_tier_watermarks),
+	KUNIT_CASE(rs_tier_migration_pace),
 	{}
 };
 
