@@ -84,7 +84,7 @@ static void rs_mig_work(struct work_struct *work)
 	mg->stripe = stripe;
 	if (rs_r5_migrate(rs, stripe, rs_mig_done, mg))
 		return;
-	delay = 1;	/* no room in the stripe cache now */
+	delay = 1;	/* no operation object now (memory) */
 later:
 	spin_lock_irq(&mg->lock);
 	mg->busy = false;

@@ -8,8 +8,9 @@
  * RAID-5 again). At most migration_rate KiB/s per member, and while user
  * I/O goes on it pauses briefly between stripes whenever it is ahead of a
  * quarter of that (rs_mig_min_rate; up to 1.11.13 it never paused), so it
- * keeps at least that pace (given room in the stripe cache: see
- * docs/rainssd.rst, Known open).
+ * keeps at least that pace (its stripe-cache room is beyond the cap the
+ * user's operations share: rs_op_get(); up to 1.11.14 a saturating load
+ * could keep it from any).
  * Not while a member is out or a resync or rebuild is pending: a stripe's
  * rows that are not in the tier may then not be readable from its home.
  *

@@ -33,6 +33,7 @@ struct rs_oplayer {
 
 	spinlock_t cache_lock;		/* protects used and peak */
 	unsigned int used;		/* stripe-cache entries held by operations */
+	unsigned int bg_used;		/* of which background operations hold */
 	unsigned int peak;		/* most entries held since the last reset */
 	mempool_t op_pool;
 
@@ -186,20 +187,32 @@ static void rs_feed_work(struct work_struct *work)
 /*
  * An operation object with @units stripe-cache entries, or NULL when the
  * cache is full or no object can be had without waiting. Never sleeps.
+ *
+ * A @background operation (resync, rebuild, scrub, migration: each engine
+ * starts its next one when the last ends) takes its entries beyond the cap,
+ * and user operations still have the whole cap: under a load that keeps
+ * the cache full and bios deferred, one that had to find room would rarely
+ * or never start (the feed takes every entry an operation gives back), and
+ * it may need as many entries as the whole cache; one that took user room
+ * would hold the deferred bios back for as long as its engine runs. It is
+ * paced by its engine's rate (rs_rate_wait()). Its entries count in used
+ * (status) too.
  */
-struct rs_op *rs_op_get(struct rainssd *rs, unsigned int units)
+struct rs_op *rs_op_get(struct rainssd *rs, unsigned int units, bool background)
 {
 	struct rs_oplayer *ol = rs->ol;
 	unsigned int others;
 	struct rs_op *op;
 
 	spin_lock(&ol->cache_lock);
-	if (ol->used + units > READ_ONCE(rs->stripe_cache)) {
+	if (!background && ol->used - ol->bg_used + units > READ_ONCE(rs->stripe_cache)) {
 		spin_unlock(&ol->cache_lock);
 		return NULL;
 	}
 	others = ol->used;
 	ol->used += units;
+	if (background)
+		ol->bg_used += units;
 	ol->peak = max(ol->peak, ol->used);
 	spin_unlock(&ol->cache_lock);
 
@@ -214,12 +227,15 @@ struct rs_op *rs_op_get(struct rainssd *rs, unsigned int units)
 	if (!op) {
 		spin_lock(&ol->cache_lock);
 		ol->used -= units;
+		if (background)
+			ol->bg_used -= units;
 		spin_unlock(&ol->cache_lock);
 		return NULL;
 	}
 	memset(op, 0, kmem_cache_size(rs_op_cache));
 	op->rs = rs;
 	op->units = units;
+	op->background = background;
 	INIT_WORK(&op->work, rs_op_work);
 	return op;
 }
@@ -514,7 +530,7 @@ bool rs_op_grow(struct rs_op *op, unsigned int nr, unsigned int nr_pages, unsign
 		return false;
 	if (more) {
 		spin_lock(&ol->cache_lock);
-		if (ol->used + more > READ_ONCE(rs->stripe_cache)) {
+		if (ol->used - ol->bg_used + more > READ_ONCE(rs->stripe_cache)) {
 			spin_unlock(&ol->cache_lock);
 			return false;
 		}
@@ -665,6 +681,8 @@ void rs_op_put(struct rs_op *op)
 	}
 	spin_lock(&ol->cache_lock);
 	ol->used -= op->units;
+	if (op->background)
+		ol->bg_used -= op->units;
 	spin_unlock(&ol->cache_lock);
 	mempool_free(op, &ol->op_pool);
 	if (rs_defer_pending(rs))

@@ -11,7 +11,9 @@
  *     cap on what is in flight, md's stripe_cache_size; one entry is one
  *     page per member. Never blocks: NULL when there is no room, and the
  *     caller defers its bio (rs_defer_bio), to be fed again in order when an
- *     operation ends;
+ *     operation ends. A background operation (resync, rebuild, scrub,
+ *     migration) takes its entries beyond the cap and user operations keep
+ *     the whole cap, so neither starves the other;
  *  2. its buffer pages (rs_op_start): from the volume's pool of pages that
  *     operations gave back (at most stripe_cache x n), then the page
  *     allocator without waiting, else the target's reserve, which one
@@ -130,6 +132,7 @@ struct rs_op {
 
 	/* Buffers. */
 	unsigned int units;		/* stripe-cache entries held */
+	bool background;		/* its entries are beyond the cap (rs_op_get) */
 	unsigned int nr_pages;
 	struct page **pages;
 	bool on_reserve;
@@ -153,7 +156,7 @@ void rs_op_exit(struct rainssd *rs);
 unsigned int rs_op_max_pages(const struct rs_geom *g, bool tier);
 unsigned int rs_op_migrate_pages(const struct rs_geom *g);
 unsigned int rs_stripe_cache_min(const struct rs_geom *g, bool tier);
-struct rs_op *rs_op_get(struct rainssd *rs, unsigned int units);
+struct rs_op *rs_op_get(struct rainssd *rs, unsigned int units, bool background);
 void rs_op_start(struct rs_op *op, unsigned int nr_pages, rs_op_fn resume);
 void rs_op_queue(struct rs_op *op, rs_op_fn fn);
 void rs_op_put(struct rs_op *op);

@@ -2030,7 +2030,7 @@ bool rs_r5_feed(struct rainssd *rs, struct bio *bio)
 		/* A tier read again: scratch for the copy's rows (member slot n). */
 		if (read && rb->tier)
 			pages += pages / g->n;
-		op = rs_op_get(rs, DIV_ROUND_UP(pages, g->n));
+		op = rs_op_get(rs, DIV_ROUND_UP(pages, g->n), false);
 		if (!op)
 			return false;
 		r5 = to_r5(op);
@@ -2068,7 +2068,7 @@ bool rs_r5_migrate(struct rainssd *rs, u64 stripe, rs_r5_done_fn done, void *ctx
 	struct rs_r5_op *r5;
 	struct rs_op *op;
 
-	op = rs_op_get(rs, DIV_ROUND_UP(pages, g->n));
+	op = rs_op_get(rs, DIV_ROUND_UP(pages, g->n), true);
 	if (!op)
 		return false;
 	r5 = to_r5(op);
@@ -2102,7 +2102,7 @@ bool rs_r5_sync(struct rainssd *rs, u64 stripe, unsigned int nr, enum rs_r5_sync
 	struct rs_r5_op *r5;
 	struct rs_op *op;
 
-	op = rs_op_get(rs, DIV_ROUND_UP(pages, g->n));
+	op = rs_op_get(rs, DIV_ROUND_UP(pages, g->n), true);
 	if (!op)
 		return false;
 	r5 = to_r5(op);

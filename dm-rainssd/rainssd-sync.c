@@ -144,12 +144,19 @@ static enum rs_sync_what rs_sync_next(struct rs_sync *s, u64 *pos)
 	return RS_SYNC_IDLE;
 }
 
-/* Whether user I/O went on since the last call with @seen (its count then). */
+/*
+ * Whether user I/O went on since the last call with @seen (its count
+ * then), or waits in the deferred queue now (1.11.15: a load whose bios
+ * all wait there maps none and may have no member I/O in flight).
+ */
 bool rs_user_busy(struct rainssd *rs, u64 *seen)
 {
 	u64 ios = 0;
 	unsigned int m;
 	int cpu;
+
+	if (rs_defer_pending(rs))
+		return true;
 
 	for_each_possible_cpu(cpu) {
 		struct rs_stats *st = per_cpu_ptr(rs->stats, cpu);
@@ -251,7 +258,7 @@ static void rs_sync_work(struct work_struct *work)
 	s->nr = min_t(u64, maxs, (what == RS_SYNC_REGION ? s->region_end : rs->stripes) - pos);
 	if (rs_r5_sync(rs, pos, s->nr, rs_sync_kind(what), rs_sync_done, s))
 		return;
-	delay = 1;	/* no room in the stripe cache now */
+	delay = 1;	/* no operation object now (memory) */
 later:
 	spin_lock_irq(&s->lock);
 	s->busy = false;

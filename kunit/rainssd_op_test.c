@@ -75,10 +75,13 @@ static void t_settle(struct t_env *env)
 	drain_workqueue(env->rs.wq);
 }
 
-/* An operation with @units entries, registered, or NULL. Any process context. */
-static struct t_op *t_get(struct t_env *env, unsigned int units)
+/*
+ * An operation with @units entries, registered, or NULL; a @background one
+ * as resync, rebuild, scrub and migration take theirs. Any process context.
+ */
+static struct t_op *t_get_as(struct t_env *env, unsigned int units, bool background)
 {
-	struct rs_op *op = rs_op_get(&env->rs, units);
+	struct rs_op *op = rs_op_get(&env->rs, units, background);
 	struct t_op *t;
 
 	if (!op)
@@ -97,6 +100,11 @@ static struct t_op *t_get(struct t_env *env, unsigned int units)
 	env->state[t->id] = T_GOT;
 	spin_unlock(&env->lock);
 	return t;
+}
+
+static struct t_op *t_get(struct t_env *env, unsigned int units)
+{
+	return t_get_as(env, units, false);
 }
 
 /* Put operation @id without waiting for what that queues. Any process context. */
@@ -446,6 +454,47 @@ static void rs_op_cache_cap(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, t_get(env, 5));
 	t_put(test, env, t_new(test, env, 4, E + 1));
 	t_expect_usage(test, env, 0, 10);
+	KUNIT_EXPECT_EQ(test, env->errors, 0U);
+}
+
+/*
+ * A background operation gets its entries while user operations fill the
+ * cache, as many as the whole cache, and user operations keep the whole
+ * cap meanwhile (up to 1.11.14 it needed room like a user's, so a load
+ * that kept the cache full starved resync, rebuild, scrub and the
+ * migration; a first 1.11.15 took the room from the user's cap, which
+ * held deferred bios back while an engine ran step after step).
+ */
+static void rs_op_cache_background(struct kunit *test)
+{
+	enum { A, B, C, D, E };
+	struct t_env *env = t_env_new(test, 4, 8, 10);
+	struct t_op *t;
+
+	t_new(test, env, 10, A);
+	KUNIT_EXPECT_NULL(test, t_get(env, 1));
+	t = t_get_as(env, 10, true);
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	KUNIT_ASSERT_EQ(test, t->id, (unsigned int)B);
+	t_expect_usage(test, env, 20, 20);
+	KUNIT_EXPECT_NULL(test, t_get(env, 1));
+	t_put(test, env, A);
+	/* B holds the cap's worth beyond it: user operations have all of it. */
+	t_expect_usage(test, env, 10, 20);
+	t_new(test, env, 10, C);
+	KUNIT_EXPECT_NULL(test, t_get(env, 1));
+	/* A second background one too, the cache full of both kinds. */
+	t = t_get_as(env, 1, true);
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	KUNIT_ASSERT_EQ(test, t->id, (unsigned int)D);
+	t_expect_usage(test, env, 21, 21);
+	t_put(test, env, B);
+	t_put(test, env, D);
+	KUNIT_EXPECT_NULL(test, t_get(env, 1));
+	t_put(test, env, C);
+	t_new(test, env, 10, E);
+	t_put(test, env, E);
+	t_expect_usage(test, env, 0, 21);
 	KUNIT_EXPECT_EQ(test, env->errors, 0U);
 }
 
@@ -943,6 +992,7 @@ static struct kunit_case rs_op_cases[] = {
 	KUNIT_CASE(rs_op_sizes),
 	KUNIT_CASE(rs_op_write_flags),
 	KUNIT_CASE(rs_op_cache_cap),
+	KUNIT_CASE(rs_op_cache_background),
 	KUNIT_CASE(rs_op_lock_fifo),
 	KUNIT_CASE(rs_op_lock_multi_stripe),
 	KUNIT_CASE(rs_op_lock_progress),
