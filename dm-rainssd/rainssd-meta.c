@@ -36,6 +36,7 @@ struct rs_meta {
 	bool activated;			/* the first resume wrote the superblocks */
 	bool in_use;			/* rs_meta_activate() committed (resume only) */
 	bool broken;			/* no member took a commit: the volume is dead */
+	bool suspended;			/* from a postsuspend's commit to the next preresume */
 	u8 fresh_uuid[16];		/* a new volume's, chosen once */
 	u64 fresh_ctime;
 };
@@ -370,6 +371,18 @@ static int rs_meta_commit(struct rs_meta *m)
 		if (m->broken) {
 			spin_unlock_irqrestore(&m->lock, flags);
 			return -EIO;
+		}
+		/*
+		 * A suspended table writes nothing: a new table of the device
+		 * may have read the superblocks and committed since (up to
+		 * 1.11.14 a fail message sent to the old table after its
+		 * suspend wrote, over the new table's first commit, the old
+		 * table's state: clean, while the new one was in use). What
+		 * changed meanwhile is committed by the next preresume.
+		 */
+		if (m->suspended) {
+			spin_unlock_irqrestore(&m->lock, flags);
+			return 0;
 		}
 		if (m->committed_gen == m->state_gen && m->activated) {
 			spin_unlock_irqrestore(&m->lock, flags);
@@ -870,6 +883,37 @@ void rs_meta_set_uncovered(struct rs_meta *m, u64 to)
 	spin_unlock_irqrestore(&m->lock, flags);
 	if (changed && m->activated)
 		queue_work(m->wq, &m->commit_work);
+}
+
+/*
+ * The table's postsuspend has made its last commit (@suspended true): from
+ * now on commits write nothing until the preresume (false), which commits
+ * what changed meanwhile, if anything. Sleeps: a commit running now ends
+ * first.
+ */
+void rs_meta_set_suspended(struct rs_meta *m, bool suspended)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&m->lock, flags);
+	m->suspended = suspended;
+	spin_unlock_irqrestore(&m->lock, flags);
+	if (suspended)
+		flush_work(&m->commit_work);
+	else
+		rs_meta_commit_wait(m);
+}
+
+/* Whether the table is suspended (rs_meta_set_suspended()). Any context. */
+bool rs_meta_suspended(struct rs_meta *m)
+{
+	unsigned long flags;
+	bool suspended;
+
+	spin_lock_irqsave(&m->lock, flags);
+	suspended = m->suspended;
+	spin_unlock_irqrestore(&m->lock, flags);
+	return suspended;
 }
 
 bool rs_meta_clean(struct rs_meta *m)

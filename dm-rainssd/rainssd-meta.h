@@ -16,7 +16,8 @@
  * that member back in service.
  *
  * Contexts: rs_meta_read, rs_meta_create, rs_meta_activate,
- * rs_meta_set_clean, rs_meta_commit_wait, rs_meta_flush and rs_meta_destroy sleep
+ * rs_meta_set_clean, rs_meta_set_suspended, rs_meta_commit_wait, rs_meta_flush and
+ * rs_meta_destroy sleep
  * (constructor, resume, suspend, destructor); every commit runs on the
  * commit work, one at a time; a member whose flush or superblock write
  * fails there is failed as rs_meta_member_failed() fails one (a new log
@@ -56,6 +57,8 @@ struct rs_meta_boot {
 int rs_meta_prepare(struct rs_meta *m, struct rs_activation *a, struct rs_meta_boot *boot);
 int rs_meta_activate(struct rs_meta *m);
 int rs_meta_set_clean(struct rs_meta *m, bool clean);
+void rs_meta_set_suspended(struct rs_meta *m, bool suspended);
+bool rs_meta_suspended(struct rs_meta *m);
 bool rs_meta_clean(struct rs_meta *m);
 void rs_meta_set_uncovered(struct rs_meta *m, u64 to);
 u64 rs_meta_log_nonce(struct rs_meta *m);

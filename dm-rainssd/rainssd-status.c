@@ -8,6 +8,7 @@
 #include <linux/slab.h>
 
 #include "rainssd.h"
+#include "rainssd-meta.h"
 #include "rainssd-migrate.h"
 #include "rainssd-sync.h"
 #include "rainssd-tiermap.h"
@@ -229,6 +230,16 @@ int rs_message(struct dm_target *ti, unsigned int argc, char **argv,
 		 */
 		if (READ_ONCE(rs->act)) {
 			DMWARN_LIMIT("fail: this table never resumed; give the member as -");
+			return -EBUSY;
+		}
+		/*
+		 * A suspended table commits nothing until it resumes, and a new
+		 * table may take the device instead (1.11.15). The device's state
+		 * too: of a table of several segments, one may have resumed
+		 * while another's preresume failed.
+		 */
+		if (rs_meta_suspended(rs->meta) || dm_suspended(rs->ti)) {
+			DMWARN_LIMIT("fail: the volume is suspended; resume it first");
 			return -EBUSY;
 		}
 		rs_member_failed(rs, idx, "failed by message");

@@ -921,8 +921,10 @@ static int rs_preresume(struct dm_target *ti)
 	struct rainssd *rs = ti->private;
 	int r;
 
-	if (!rs->act)
+	if (!rs->act) {
+		rs_meta_set_suspended(rs->meta, false);
 		return rs_meta_clean(rs->meta) ? rs_meta_set_clean(rs->meta, false) : 0;
+	}
 	r = rs_first_resume(rs);
 	if (!r) {
 		kfree(rs->act);
