@@ -889,15 +889,52 @@ static void rs_r5_build_writes(struct rs_op *op)
 }
 
 /*
+ * Whether every sector the write served can be read back now: in each of
+ * its stripes at most one member is out (failed, or being rebuilt above
+ * its checkpoint), and a data chunk it wrote on that member can be rebuilt
+ * from the stripe's parity (the stripe is synced; a stripe in the tier
+ * keeps it in its other copy). Up to 1.11.14 only the failed members of
+ * the whole volume were counted, so a write whose member failed in a
+ * stripe above the rebuild's checkpoint, or in a stripe whose parity was
+ * not yet resynced, was acknowledged, and its data read back as EIO. The
+ * rebuild's checkpoint cannot pass these stripes while they are held.
+ */
+static bool rs_r5_readable(const struct rs_r5_op *r5)
+{
+	const struct rs_geom *g = &r5->op.rs->geom;
+	unsigned long dead = READ_ONCE(r5->op.rs->dead_mask);
+	unsigned int i, k, m;
+
+	for (i = 0; i < r5->op.nr; i++) {
+		u64 stripe = r5->op.stripe + i;
+		sector_t first = stripe * g->stripe_data;
+		unsigned long out = dead | rs_r5_dead_of(r5, i);
+
+		if (hweight_long(out) > 1)
+			return false;
+		if (!out || rs_r5_tiered(r5, i) || rs_r5_synced(r5, i))
+			continue;
+		m = __ffs(out);
+		for (k = 0; k < g->n - 1; k++)
+			if (rs_data_member(g, stripe, k) == m &&
+			    r5->lstart < first + (k + 1) * g->chunk &&
+			    r5->lend > first + k * g->chunk)
+				return false;
+	}
+	return true;
+}
+
+/*
  * The writes are in. A write that skipped a failed member is acknowledged
  * only once that member's failure is in the superblocks, so that no reload
- * or reboot brings it back with the old data.
+ * or reboot brings it back with the old data; and only if what it wrote
+ * can be read back (rs_r5_readable()).
  */
 static void rs_r5_ack(struct rs_op *op)
 {
 	struct rs_r5_op *r5 = to_r5(op);
 
-	rs_r5_finish(r5, rs_dead_count(op->rs) > 1 ? BLK_STS_IOERR : BLK_STS_OK);
+	rs_r5_finish(r5, rs_r5_readable(r5) ? BLK_STS_OK : BLK_STS_IOERR);
 }
 
 /* Then: a write that skipped a failed member waits for the superblocks to say so. */
