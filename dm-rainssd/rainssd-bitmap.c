@@ -34,6 +34,7 @@ struct rs_bitmap;
 struct rs_bm_wr {
 	struct rs_bitmap *b;
 	unsigned long error;
+	bool read;		/* this member's copy was read (rs_bm_io()) */
 };
 
 struct rs_bitmap {
@@ -95,8 +96,11 @@ static void rs_bm_io_done(unsigned long error, void *context)
 
 /*
  * Write (@write) b->bounce as block @k to, or read it from, every member
- * that is in service, all at once; a read ORs every copy into @acc.
- * Returns the members whose I/O failed. Sleeps.
+ * that is in service, all at once; a read ORs every copy into @acc. A
+ * member being rebuilt is written, never read: a new device's bitmap area
+ * holds its old bytes (up to 1.11.14 they were taken for dirty regions,
+ * which then held its rebuild for good), and every bit is on every member
+ * in sync too. Returns the members whose I/O failed. Sleeps.
  */
 static unsigned long rs_bm_io(struct rs_bitmap *b, unsigned int k, bool write, u8 *acc,
 			      void *bufs[])
@@ -125,8 +129,11 @@ static unsigned long rs_bm_io(struct rs_bitmap *b, unsigned int k, bool write, u
 
 		b->wr[m].b = b;
 		b->wr[m].error = 0;
-		if (!rs->dev[m] || rs_member_dead(rs, m))
+		b->wr[m].read = false;
+		if (!rs->dev[m] || rs_member_dead(rs, m) ||
+		    (!write && m == READ_ONCE(rs->rebuild_member)))
 			continue;
+		b->wr[m].read = !write;
 		where.bdev = rs->dev[m]->bdev;
 		rs_load_own_io(&rs->load, m, where.count);
 		atomic_inc(&b->inflight);
@@ -142,7 +149,7 @@ static unsigned long rs_bm_io(struct rs_bitmap *b, unsigned int k, bool write, u
 			__set_bit(m, &failed);
 			continue;
 		}
-		if (!write && rs->dev[m] && !rs_member_dead(rs, m))
+		if (b->wr[m].read && !rs_member_dead(rs, m))
 			for (i = 0; i < RS_BM_BLOCK; i++)
 				acc[i] |= ((u8 *)bufs[m])[i];
 	}
