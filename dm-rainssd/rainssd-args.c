@@ -325,63 +325,84 @@ int rs_parse_opt_args(struct rainssd *rs, struct dm_arg_set *as)
 	return 0;
 }
 
-/* Whether option @opt is printed: it differs from its default, or is in force. */
-static bool rs_opt_set(struct rainssd *rs, unsigned int opt)
+/* Option @opt's value now (nosync: 1 or 0). */
+static unsigned int rs_opt_value(struct rainssd *rs, unsigned int opt)
 {
-	const struct rs_num_desc *d;
-
 	switch (opt) {
 	case RS_OPT_POLICY:
-		return READ_ONCE(rs->policy) != RS_POLICY_COUNT;
+		return READ_ONCE(rs->policy);
 	case RS_OPT_READ_POLICY:
-		return READ_ONCE(rs->read_policy) != RS_READ_DIRECT;
+		return READ_ONCE(rs->read_policy);
 	case RS_OPT_STRIPE_CACHE:
-		return READ_ONCE(rs->stripe_cache) != rs_stripe_cache_def(&rs->geom, rs->tier);
+		return READ_ONCE(rs->stripe_cache);
 	case RS_OPT_REBUILD:
-		/* While a member is being rebuilt: a reload goes on from its checkpoint. */
-		return READ_ONCE(rs->rebuild_member) != RS_NO_MEMBER;
+		return READ_ONCE(rs->rebuild_member);
 	case RS_OPT_NOSYNC:
 		return rs->nosync;
 	}
-	d = &rs_num_descs[opt - RS_OPT_NUMS];
-	return READ_ONCE(*rs_num(rs, d)) != d->def;
+	return READ_ONCE(*rs_num(rs, &rs_num_descs[opt - RS_OPT_NUMS]));
 }
 
-/* The table status's optional arguments: those that differ from their defaults. */
+/* Whether option @opt with value @v is printed: it differs from its default, or is in force. */
+static bool rs_opt_set(struct rainssd *rs, unsigned int opt, unsigned int v)
+{
+	switch (opt) {
+	case RS_OPT_POLICY:
+		return v != RS_POLICY_COUNT;
+	case RS_OPT_READ_POLICY:
+		return v != RS_READ_DIRECT;
+	case RS_OPT_STRIPE_CACHE:
+		return v != rs_stripe_cache_def(&rs->geom, rs->tier);
+	case RS_OPT_REBUILD:
+		/* While a member is being rebuilt: a reload goes on from its checkpoint. */
+		return v != RS_NO_MEMBER;
+	case RS_OPT_NOSYNC:
+		return v;
+	}
+	return v != rs_num_descs[opt - RS_OPT_NUMS].def;
+}
+
+/*
+ * The table status's optional arguments: those that differ from their
+ * defaults, each read once (up to 1.11.14 the word count and the words
+ * read them apart, so a rebuild that ended in between printed a count
+ * with no "rebuild" behind it, or "rebuild 4294967295").
+ */
 void rs_emit_table_opts(struct rainssd *rs, char *result, unsigned int maxlen,
 			unsigned int *sz_ptr)
 {
 	unsigned int sz = *sz_ptr, opt, words = 0;
-	const struct rs_num_desc *d;
+	unsigned int v[RS_NR_OPTS];
 
-	for (opt = 0; opt < RS_NR_OPTS; opt++)
-		if (rs_opt_set(rs, opt))
+	for (opt = 0; opt < RS_NR_OPTS; opt++) {
+		v[opt] = rs_opt_value(rs, opt);
+		if (rs_opt_set(rs, opt, v[opt]))
 			words += opt == RS_OPT_NOSYNC ? 1 : 2;
+	}
 	if (!words)
 		return;
 	DMEMIT(" %u", words);
 	for (opt = 0; opt < RS_NR_OPTS; opt++) {
-		if (!rs_opt_set(rs, opt))
+		if (!rs_opt_set(rs, opt, v[opt]))
 			continue;
 		switch (opt) {
 		case RS_OPT_POLICY:
-			DMEMIT(" policy %s", rs_policy_name(READ_ONCE(rs->policy)));
+			DMEMIT(" policy %s", rs_policy_name(v[opt]));
 			break;
 		case RS_OPT_READ_POLICY:
-			DMEMIT(" read_policy %s", rs_read_policy_name(READ_ONCE(rs->read_policy)));
+			DMEMIT(" read_policy %s", rs_read_policy_name(v[opt]));
 			break;
 		case RS_OPT_STRIPE_CACHE:
-			DMEMIT(" stripe_cache %u", READ_ONCE(rs->stripe_cache));
+			DMEMIT(" stripe_cache %u", v[opt]);
 			break;
 		case RS_OPT_REBUILD:
-			DMEMIT(" rebuild %u", READ_ONCE(rs->rebuild_member));
+			DMEMIT(" rebuild %u", v[opt]);
 			break;
 		case RS_OPT_NOSYNC:
 			DMEMIT(" nosync");
 			break;
 		default:
-			d = &rs_num_descs[opt - RS_OPT_NUMS];
-			DMEMIT(" %s %u", d->name, READ_ONCE(*rs_num(rs, d)));
+			DMEMIT(" %s %u", rs_num_descs[opt - RS_OPT_NUMS].name, v[opt]);
 			break;
 		}
 	}
