@@ -983,11 +983,12 @@ static void rs_postsuspend(struct dm_target *ti)
 	clean = rs_bitmap_quiesce(rs->bitmap) > 0;
 	if (rs_meta_set_clean(rs->meta, clean))
 		DMERR("the state could not be written at suspend");
+	rs_meta_set_suspended(rs->meta, true);
 }
 
 static struct target_type rainssd_target = {
 	.name = "rainssd",
-	.version = {1, 11, 14},
+	.version = {1, 11, 15},
 	.module = THIS_MODULE,
 	.ctr = rs_ctr,
 	.dtr = rs_dtr,
