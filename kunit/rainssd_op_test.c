@@ -255,15 +255,24 @@ static struct t_env *t_env_new(struct kunit *test, unsigned int n, unsigned int 
 	return env;
 }
 
-/* The id of a new operation with @units entries, which must be had and be @want. */
-static unsigned int t_new(struct kunit *test, struct t_env *env, unsigned int units,
-			  unsigned int want)
+/*
+ * The id of a new operation (@background or not) with @units entries,
+ * which must be had and be @want.
+ */
+static unsigned int t_new_as(struct kunit *test, struct t_env *env, unsigned int units,
+			     unsigned int want, bool background)
 {
-	struct t_op *t = t_get(env, units);
+	struct t_op *t = t_get_as(env, units, background);
 
 	KUNIT_ASSERT_NOT_NULL(test, t);
 	KUNIT_ASSERT_EQ(test, t->id, want);
 	return t->id;
+}
+
+static unsigned int t_new(struct kunit *test, struct t_env *env, unsigned int units,
+			  unsigned int want)
+{
+	return t_new_as(test, env, units, want, false);
 }
 
 /* Start operation @id over stripes [stripe, stripe + nr) with @pages buffer pages. */
@@ -469,13 +478,10 @@ static void rs_op_cache_background(struct kunit *test)
 {
 	enum { A, B, C, D, E };
 	struct t_env *env = t_env_new(test, 4, 8, 10);
-	struct t_op *t;
 
 	t_new(test, env, 10, A);
 	KUNIT_EXPECT_NULL(test, t_get(env, 1));
-	t = t_get_as(env, 10, true);
-	KUNIT_ASSERT_NOT_NULL(test, t);
-	KUNIT_ASSERT_EQ(test, t->id, (unsigned int)B);
+	t_new_as(test, env, 10, B, true);
 	t_expect_usage(test, env, 20, 20);
 	KUNIT_EXPECT_NULL(test, t_get(env, 1));
 	t_put(test, env, A);
@@ -484,9 +490,7 @@ static void rs_op_cache_background(struct kunit *test)
 	t_new(test, env, 10, C);
 	KUNIT_EXPECT_NULL(test, t_get(env, 1));
 	/* A second background one too, the cache full of both kinds. */
-	t = t_get_as(env, 1, true);
-	KUNIT_ASSERT_NOT_NULL(test, t);
-	KUNIT_ASSERT_EQ(test, t->id, (unsigned int)D);
+	t_new_as(test, env, 1, D, true);
 	t_expect_usage(test, env, 21, 21);
 	t_put(test, env, B);
 	t_put(test, env, D);
