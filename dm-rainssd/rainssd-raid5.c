@@ -541,6 +541,8 @@ static void rs_r5_tier_plan(struct rs_r5_op *r5)
 		in.full = r5->lstart <= stripe * g->stripe_data &&
 			  r5->lend >= (stripe + 1) * g->stripe_data;
 		in.room = in.room && rs_r5_tier_can_enter(r5, i);
+		in.home_short = (READ_ONCE(rs->dead_mask) | rs_r5_dead_of(r5, i)) &&
+				!rs_r5_synced(r5, i);
 		rs_tier_place(&in, &out);
 		r5->rec[i] = v.rec;
 		if (out.place == RS_PLACE_TO_R1) {

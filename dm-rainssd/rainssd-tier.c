@@ -35,13 +35,20 @@ void rs_tier_place(const struct rs_place_in *in, struct rs_place_out *out)
 	bool can_enter = in->room && !in->frozen;
 
 	out->hist = hist < RS_MAX_MIGRATION_THRESHOLD ? hist + 1 : hist;
+	/*
+	 * While the home could not rebuild a member out (@home_short), every
+	 * write that can enters the tier: at home, one that covers that
+	 * member's chunk would fail (rs_r5_readable()), and in the tier it is
+	 * kept in two copies.
+	 */
 	if (!in->in_tier && !in->written) {
 		out->hist = 1;
-		out->place = !in->full && can_enter ? RS_PLACE_TO_R1 : RS_PLACE_R5;
+		out->place = (!in->full || in->home_short) && can_enter ?
+			     RS_PLACE_TO_R1 : RS_PLACE_R5;
 		return;
 	}
 	if (!in->in_tier) {
-		if (!in->full && hist >= in->threshold && can_enter) {
+		if ((in->home_short || (!in->full && hist >= in->threshold)) && can_enter) {
 			out->place = RS_PLACE_TO_R1;
 			out->hist = 1;
 			return;
@@ -49,7 +56,8 @@ void rs_tier_place(const struct rs_place_in *in, struct rs_place_out *out)
 		out->place = RS_PLACE_R5;
 		return;
 	}
-	if (in->full && hist >= in->home_threshold && !in->frozen) {
+	/* Nor home then: up to 1.11.15 it failed, its copies given up on the way. */
+	if (in->full && hist >= in->home_threshold && !in->frozen && !in->home_short) {
 		out->place = RS_PLACE_TO_R5;
 		out->hist = 1;
 		return;
