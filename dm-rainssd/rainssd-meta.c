@@ -247,7 +247,7 @@ static void rs_meta_run_ready(struct list_head *ready)
  * are superseded by the updates that now skip it, which are not logged:
  * a new nonce, so that no replay applies them over those updates. Every
  * member failure of a running table goes through here (the activation's
- * come before rs_meta_activate() draws one). Returns true the first time.
+ * come before rs_meta_prepare() draws one). Returns true the first time.
  * Lock held.
  */
 static bool rs_meta_fail_locked(struct rs_meta *m, unsigned int idx)
@@ -800,9 +800,14 @@ int rs_meta_prepare(struct rs_meta *m, struct rs_activation *a, struct rs_meta_b
 		 * nonce, a cut after that commit replayed records below a
 		 * rebuild's checkpoint over updates not logged since (up to
 		 * 1.11.15; the replay by @boot's nonce comes first, and a
-		 * commit flushes the members before it writes).
+		 * commit flushes the members before it writes). A resume tried
+		 * again after rs_meta_activate() committed keeps the nonce it
+		 * committed: that one returns at once then.
 		 */
-		m->sb.log_nonce = get_random_u64();
+		if (!m->in_use) {
+			m->sb.log_nonce = get_random_u64();
+			m->state_gen++;
+		}
 		/*
 		 * This table has served nothing yet: the members out are the
 		 * ones these superblocks say, not the ones the load's read
