@@ -43,23 +43,16 @@ table() {
 	echo "0 $LEN rainssd $CHUNK $N ${devs[*]} $*"
 }
 cp_now() { t_sync_stripe $VOL $CHUNK; }
-# new_block <file> <stripe> <data member 0-2>: 4 KiB of new bytes at the
-# start of that member's chunk of that stripe
-new_block() {
-	head -c 4096 /dev/urandom |
-		dd of="$1" bs=4096 seek=$(($2 * 6 + $3 * 2)) conv=notrunc status=none
-}
-# put <file> <stripe> <data member>: that block of the file to the volume
-put() {
-	dd if="$1" of=/dev/mapper/$VOL bs=4096 skip=$(($2 * 6 + $3 * 2)) seek=$(($2 * 6 + $3 * 2)) \
-		count=1 oflag=direct status=none
-}
-# region_dirty: whether stripe S's bit is set in member 0's bitmap (sector 4096)
+# region_dirty: whether stripe S's bit is set in the bitmap (sector 4096)
+# of member 0, 2 or 3 (member 1's is not read while it is rebuilt)
 region_dirty() {
-	local r=$((S / RS)) b
-	b=$(dd if="${T_DEVS[0]}" bs=4096 skip=512 count=1 iflag=direct status=none |
-		od -An -t u1 -j $((r / 8)) -N 1 | tr -d ' ')
-	[ $(((b >> (r % 8)) & 1)) = 1 ]
+	local r=$((S / RS)) b i
+	for i in 0 2 3; do
+		b=$(dd if="${T_DEVS[$i]}" bs=4096 skip=512 count=1 iflag=direct status=none |
+			od -An -t u1 -j $((r / 8)) -N 1 | tr -d ' ')
+		[ $(((b >> (r % 8)) & 1)) = 1 ] && return 0
+	done
+	return 1
 }
 # power_cut: the members frozen and given the error table, the hold let go,
 # the volume removed, the members back
@@ -91,13 +84,13 @@ table 11 nosync $OPTS rebuild 1 min_recovery_rate $RATE max_recovery_rate $RATE 
 	dmsetup create $VOL || fail "create with rebuild 1"
 
 cp /tmp/an.pat /tmp/an.new
-new_block /tmp/an.new $S 0
-new_block /tmp/an.new $S 2
+t_new_block /tmp/an.new $S 0
+t_new_block /tmp/an.new $S 2
 c=$(cp_now)
 [ "$c" -lt "$S" ] || fail "the rebuild passed stripe $S before the first write ($c): lower RATE"
-put /tmp/an.new $S 0 || fail "write 1 (logged)"
+t_put_block /tmp/an.new $S 0 /dev/mapper/$VOL || fail "write 1 (logged)"
 t_wait_sync_past $VOL $CHUNK $((S + RS))
-put /tmp/an.new $S 2 || fail "write 2 (not logged)"
+t_put_block /tmp/an.new $S 2 /dev/mapper/$VOL || fail "write 2 (not logged)"
 for t in $(seq 75); do region_dirty || break; sleep 0.2; done
 region_dirty && fail "stripe $S's bitmap region still dirty 15 s after its last write"
 c=$(cp_now)
