@@ -36,10 +36,10 @@ void rs_tier_place(const struct rs_place_in *in, struct rs_place_out *out)
 
 	out->hist = hist < RS_MAX_MIGRATION_THRESHOLD ? hist + 1 : hist;
 	/*
-	 * While the home could not rebuild a member out (@home_short), every
-	 * write that can enters the tier: at home, one that covers that
-	 * member's chunk would fail (rs_r5_readable()), and in the tier it is
-	 * kept in two copies.
+	 * A write the home could not hold (@home_short: it covers the chunk
+	 * of a member out, and the stripe's parity is not known good) enters
+	 * the tier when it can: at home it would fail (rs_r5_readable()); in
+	 * the tier it is read back from a copy on a live member.
 	 */
 	if (!in->in_tier && !in->written) {
 		out->hist = 1;

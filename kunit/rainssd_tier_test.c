@@ -149,9 +149,10 @@ static void rs_tier_place_no_room(struct kunit *test)
 }
 
 /*
- * A home that could not rebuild a member out (its parity not resynced):
- * every write that can enters the tier or stays there, aligned full
- * stripes too; without room or with placement frozen, as before.
+ * A write its home could not hold (it covers the chunk of a member out,
+ * the parity not resynced): it enters the tier when it can or stays
+ * there, aligned full stripes too; without room or with placement frozen,
+ * as before.
  */
 static void rs_tier_place_home_short(struct kunit *test)
 {

@@ -11,7 +11,8 @@
 # back), and the tier's copies were given up on the way: member 1's chunk
 # of S read as EIO from then on (found by a helper's review). A full-stripe
 # write to a stripe not in the tier goes into it now, where up to 1.11.15
-# it failed at home (case 51's rule).
+# it failed at home (case 51's rule); one to a stripe whose parity is on
+# member 1 stays at home, which holds it.
 . "$REPO/tests/lib.sh"
 N=4
 CHUNK=16		# 8 KiB chunks: a data stripe is 24 KiB
@@ -57,4 +58,14 @@ fi
 cmp <(dd if=$v bs=24k skip=$S2 count=1 iflag=direct status=none) /tmp/th.full ||
 	fail "stripe $S2 does not read back as written"
 note "full-stripe write to stripe $S2 outside the tier with member 1 out: entered the tier, reads back"
+
+# Member 1 holds the parity of stripe S + 2: its home holds a write there.
+S3=$((S + 2))
+r1=$(t_opstat $VOL tier_to_r1)
+dd if=/tmp/th.full of=$v bs=24k seek=$S3 oflag=direct status=none ||
+	fail "the full-stripe write to stripe $S3 (member 1 its parity) failed"
+[ "$(t_opstat $VOL tier_to_r1)" = "$r1" ] || fail "stripe $S3 entered the tier, though its home holds the write"
+cmp <(dd if=$v bs=24k skip=$S3 count=1 iflag=direct status=none) /tmp/th.full ||
+	fail "stripe $S3 does not read back as written"
+note "full-stripe write to stripe $S3 (member 1 its parity): at home, reads back"
 dmsetup remove --retry $VOL
