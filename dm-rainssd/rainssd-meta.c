@@ -247,7 +247,7 @@ static void rs_meta_run_ready(struct list_head *ready)
  * are superseded by the updates that now skip it, which are not logged:
  * a new nonce, so that no replay applies them over those updates. Every
  * member failure of a running table goes through here (the activation's
- * come before rs_meta_activate() draws one). Returns true the first time.
+ * come before rs_meta_prepare() draws one). Returns true the first time.
  * Lock held.
  */
 static bool rs_meta_fail_locked(struct rs_meta *m, unsigned int idx)
@@ -793,6 +793,22 @@ int rs_meta_prepare(struct rs_meta *m, struct rs_activation *a, struct rs_meta_b
 		if (!m->sb.region_stripes)
 			m->sb.region_stripes = a->region_stripes;
 		/*
+		 * A new log nonce now, not at rs_meta_activate(): the tier's
+		 * table load commits these member states before it when a
+		 * member is out, and a member the assembly failed makes the
+		 * next activation replay the log from stripe 0. Under the old
+		 * nonce, a cut after that commit replayed records below a
+		 * rebuild's checkpoint over updates not logged since (up to
+		 * 1.11.15; the replay by @boot's nonce comes first, and a
+		 * commit flushes the members before it writes). A resume tried
+		 * again after rs_meta_activate() committed keeps the nonce it
+		 * committed: that one returns at once then.
+		 */
+		if (!m->in_use) {
+			m->sb.log_nonce = get_random_u64();
+			m->state_gen++;
+		}
+		/*
 		 * This table has served nothing yet: the members out are the
 		 * ones these superblocks say, not the ones the load's read
 		 * found out. One found stale then (an older table's commit
@@ -815,13 +831,14 @@ int rs_meta_prepare(struct rs_meta *m, struct rs_activation *a, struct rs_meta_b
 /*
  * The first resume, once any log is replayed: write the state decided by
  * rs_meta_prepare() with the next generation, marked in use (not clean)
- * and with a new log nonce, so that no record written before is replayed
- * again. Once only, and not skipped because a commit came before it: the
- * tier's table load commits the state as it is when a member is out
- * (1.11.9; up to 1.11.8 that commit counted as this one, and a volume
- * activated again with a member failed stayed clean on disk while in use,
- * so that the next power cut was taken as a clean shutdown). The commit
- * runs on the commit work, as one queued before may. Sleeps.
+ * and with the new log nonce drawn there, so that no record written
+ * before is replayed again. Once only, and not skipped because a commit
+ * came before it: the tier's table load commits the state as it is when a
+ * member is out (1.11.9; up to 1.11.8 that commit counted as this one,
+ * and a volume activated again with a member failed stayed clean on disk
+ * while in use, so that the next power cut was taken as a clean
+ * shutdown). The commit runs on the commit work, as one queued before
+ * may. Sleeps.
  */
 int rs_meta_activate(struct rs_meta *m)
 {
@@ -831,7 +848,6 @@ int rs_meta_activate(struct rs_meta *m)
 		return 0;
 	spin_lock_irqsave(&m->lock, flags);
 	m->sb.flags &= ~RS_SBF_CLEAN;
-	m->sb.log_nonce = get_random_u64();
 	m->state_gen++;
 	spin_unlock_irqrestore(&m->lock, flags);
 	if (rs_meta_commit_now(m))

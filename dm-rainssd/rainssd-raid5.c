@@ -475,6 +475,30 @@ static void rs_r5_tier_writes(struct rs_r5_op *r5, unsigned int i, blk_opf_t opf
 }
 
 /*
+ * Whether stripe @i's home could not hold what this operation writes
+ * there: the one member @out in it is a data member whose chunk the
+ * operation covers, and the stripe's parity is not known good (so that
+ * chunk could not be rebuilt from it).
+ */
+static bool rs_r5_home_short(const struct rs_r5_op *r5, unsigned int i, unsigned long out)
+{
+	const struct rs_geom *g = &r5->op.rs->geom;
+	u64 stripe = r5->op.stripe + i;
+	sector_t first = stripe * g->stripe_data;
+	unsigned int k, m;
+
+	if (!out || rs_r5_synced(r5, i))
+		return false;
+	m = __ffs(out);
+	for (k = 0; k < g->n - 1; k++)
+		if (rs_data_member(g, stripe, k) == m &&
+		    r5->lstart < first + (k + 1) * g->chunk &&
+		    r5->lend > first + k * g->chunk)
+			return true;
+	return false;
+}
+
+/*
  * Whether stripe @i, entering the tier now, could merge the partly written
  * 4 KiB rows of this write: their rest comes from the home, which must be
  * readable there.
@@ -541,6 +565,8 @@ static void rs_r5_tier_plan(struct rs_r5_op *r5)
 		in.full = r5->lstart <= stripe * g->stripe_data &&
 			  r5->lend >= (stripe + 1) * g->stripe_data;
 		in.room = in.room && rs_r5_tier_can_enter(r5, i);
+		in.home_short = rs_r5_home_short(r5, i,
+						 READ_ONCE(rs->dead_mask) | rs_r5_dead_of(r5, i));
 		rs_tier_place(&in, &out);
 		r5->rec[i] = v.rec;
 		if (out.place == RS_PLACE_TO_R1) {
@@ -901,25 +927,16 @@ static void rs_r5_build_writes(struct rs_op *op)
  */
 static bool rs_r5_readable(const struct rs_r5_op *r5)
 {
-	const struct rs_geom *g = &r5->op.rs->geom;
 	unsigned long dead = READ_ONCE(r5->op.rs->dead_mask);
-	unsigned int i, k, m;
+	unsigned int i;
 
 	for (i = 0; i < r5->op.nr; i++) {
-		u64 stripe = r5->op.stripe + i;
-		sector_t first = stripe * g->stripe_data;
 		unsigned long out = dead | rs_r5_dead_of(r5, i);
 
 		if (hweight_long(out) > 1)
 			return false;
-		if (!out || rs_r5_tiered(r5, i) || rs_r5_synced(r5, i))
-			continue;
-		m = __ffs(out);
-		for (k = 0; k < g->n - 1; k++)
-			if (rs_data_member(g, stripe, k) == m &&
-			    r5->lstart < first + (k + 1) * g->chunk &&
-			    r5->lend > first + k * g->chunk)
-				return false;
+		if (!rs_r5_tiered(r5, i) && rs_r5_home_short(r5, i, out))
+			return false;
 	}
 	return true;
 }

@@ -78,6 +78,8 @@ static enum rs_sync_what rs_sync_next(struct rs_sync *s, u64 *pos)
 {
 	struct rainssd *rs = s->rs;
 	unsigned int rb = READ_ONCE(rs->rebuild_member);
+	enum rs_sync_what scrub;
+	u64 mismatches;
 	u64 resync = READ_ONCE(rs->resync_cp), cp = READ_ONCE(rs->rebuild_cp);
 	u64 first, nr;
 
@@ -130,17 +132,25 @@ static enum rs_sync_what rs_sync_next(struct rs_sync *s, u64 *pos)
 		if (rs_meta_state(rs->meta, rb) == RS_MS_IN_SYNC)
 			DMINFO("recover done");
 	}
-	if (s->scrub != RS_SYNC_IDLE) {
-		if (s->scrub_pos < rs->stripes) {
-			*pos = s->scrub_pos;
-			return s->scrub;
-		}
-		DMINFO("%s done: %llu sector(s) whose parity disagreed%s",
-		       s->scrub == RS_SYNC_CHECK ? "check" : "repair", s->mismatches,
-		       s->scrub == RS_SYNC_REPAIR && s->mismatches ? ", rewritten" : "");
-		s->scrub = RS_SYNC_IDLE;
-		s->scrub_pos = 0;
+	/*
+	 * Under the lock: a check or repair message may start a scrub
+	 * meanwhile (up to 1.11.15 one taken as a scrub ended was lost).
+	 */
+	spin_lock_irq(&s->lock);
+	scrub = s->scrub;
+	if (scrub != RS_SYNC_IDLE && s->scrub_pos < rs->stripes) {
+		*pos = s->scrub_pos;
+		spin_unlock_irq(&s->lock);
+		return scrub;
 	}
+	mismatches = s->mismatches;
+	s->scrub = RS_SYNC_IDLE;
+	s->scrub_pos = 0;
+	spin_unlock_irq(&s->lock);
+	if (scrub != RS_SYNC_IDLE)
+		DMINFO("%s done: %llu sector(s) whose parity disagreed%s",
+		       scrub == RS_SYNC_CHECK ? "check" : "repair", mismatches,
+		       scrub == RS_SYNC_REPAIR && mismatches ? ", rewritten" : "");
 	return RS_SYNC_IDLE;
 }
 

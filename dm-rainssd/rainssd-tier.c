@@ -35,13 +35,20 @@ void rs_tier_place(const struct rs_place_in *in, struct rs_place_out *out)
 	bool can_enter = in->room && !in->frozen;
 
 	out->hist = hist < RS_MAX_MIGRATION_THRESHOLD ? hist + 1 : hist;
+	/*
+	 * A write the home could not hold (@home_short: it covers the chunk
+	 * of a member out, and the stripe's parity is not known good) enters
+	 * the tier when it can: at home it would fail (rs_r5_readable()); in
+	 * the tier it is read back from a copy on a live member.
+	 */
 	if (!in->in_tier && !in->written) {
 		out->hist = 1;
-		out->place = !in->full && can_enter ? RS_PLACE_TO_R1 : RS_PLACE_R5;
+		out->place = (!in->full || in->home_short) && can_enter ?
+			     RS_PLACE_TO_R1 : RS_PLACE_R5;
 		return;
 	}
 	if (!in->in_tier) {
-		if (!in->full && hist >= in->threshold && can_enter) {
+		if ((in->home_short || (!in->full && hist >= in->threshold)) && can_enter) {
 			out->place = RS_PLACE_TO_R1;
 			out->hist = 1;
 			return;
@@ -49,7 +56,8 @@ void rs_tier_place(const struct rs_place_in *in, struct rs_place_out *out)
 		out->place = RS_PLACE_R5;
 		return;
 	}
-	if (in->full && hist >= in->home_threshold && !in->frozen) {
+	/* Nor home then: up to 1.11.15 it failed, its copies given up on the way. */
+	if (in->full && hist >= in->home_threshold && !in->frozen && !in->home_short) {
 		out->place = RS_PLACE_TO_R5;
 		out->hist = 1;
 		return;

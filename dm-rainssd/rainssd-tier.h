@@ -67,6 +67,7 @@ struct rs_place_in {
 	unsigned int home_threshold;	/* history a full-stripe write moves home at */
 	bool room;		/* a record and its slots could be had now */
 	bool frozen;		/* no stripe may enter or leave the tier now */
+	bool home_short;	/* the write covers a chunk its home could not rebuild */
 };
 
 struct rs_place_out {

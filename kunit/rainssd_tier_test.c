@@ -148,6 +148,52 @@ static void rs_tier_place_no_room(struct kunit *test)
 	KUNIT_EXPECT_STREQ(test, rs_place_name(RS_PLACE_TO_R5), "to_r5");
 }
 
+/*
+ * A write its home could not hold (it covers the chunk of a member out,
+ * the parity not resynced): it enters the tier when it can or stays
+ * there, aligned full stripes too; without room or with placement frozen,
+ * as before.
+ */
+static void rs_tier_place_home_short(struct kunit *test)
+{
+	struct rs_place_in in = {
+		.in_tier = true, .written = true, .full = true, .hist = 4,
+		.threshold = RS_DEF_MIGRATION_THRESHOLD, .home_threshold = 1,
+		.room = true, .home_short = true,
+	};
+	struct rs_place_out out;
+
+	rs_tier_place(&in, &out);
+	EXPECT_PLACE(test, out, RS_PLACE_R1, 5);
+	in.home_short = false;
+	rs_tier_place(&in, &out);
+	EXPECT_PLACE(test, out, RS_PLACE_TO_R5, 1);
+	/* Not in the tier: below the threshold, full or first, it enters. */
+	in = (struct rs_place_in){ .written = true, .full = true, .hist = 1, .threshold = 4,
+				   .home_threshold = 1, .room = true, .home_short = true };
+	rs_tier_place(&in, &out);
+	EXPECT_PLACE(test, out, RS_PLACE_TO_R1, 1);
+	in.full = false;
+	rs_tier_place(&in, &out);
+	EXPECT_PLACE(test, out, RS_PLACE_TO_R1, 1);
+	in.written = false;
+	in.full = true;
+	rs_tier_place(&in, &out);
+	EXPECT_PLACE(test, out, RS_PLACE_TO_R1, 1);
+	/* No room, or frozen: home, as before. */
+	in.room = false;
+	rs_tier_place(&in, &out);
+	EXPECT_PLACE(test, out, RS_PLACE_R5, 1);
+	in = (struct rs_place_in){ .written = true, .hist = 1, .threshold = 4, .home_threshold = 1,
+				   .room = true, .frozen = true, .home_short = true };
+	rs_tier_place(&in, &out);
+	EXPECT_PLACE(test, out, RS_PLACE_R5, 2);
+	in.in_tier = true;
+	in.full = true;
+	rs_tier_place(&in, &out);
+	EXPECT_PLACE(test, out, RS_PLACE_R1, 2);
+}
+
 static void rs_tier_layout_sizes(struct kunit *test)
 {
 	struct rs_geom g;
@@ -400,6 +446,7 @@ static struct kunit_case rs_tier_cases[] = {
 	KUNIT_CASE(rs_tier_place_home_default),
 	KUNIT_CASE(rs_tier_place_fig8_walk),
 	KUNIT_CASE(rs_tier_place_no_room),
+	KUNIT_CASE(rs_tier_place_home_short),
 	KUNIT_CASE(rs_tier_layout_sizes),
 	KUNIT_CASE(rs_tier_record_roundtrip),
 	KUNIT_CASE(rs_tier_block_seal_check),

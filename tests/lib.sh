@@ -200,6 +200,20 @@ t_wait_sync_past() {
 	fail "the rebuild did not pass stripe $3 ($c)"
 }
 
+# Single 4 KiB blocks of stripes of 3 data chunks of 8 KiB (6 blocks a
+# stripe; cases 34 and 53): the block at the start of data chunk <k> of
+# stripe <s>.
+# t_new_block <file> <s> <k>: new random bytes there in a pattern file
+t_new_block() {
+	head -c 4096 /dev/urandom |
+		dd of="$1" bs=4096 seek=$(($2 * 6 + $3 * 2)) conv=notrunc status=none
+}
+# t_put_block <file> <s> <k> <dev>: that block of the file to <dev> (O_DIRECT)
+t_put_block() {
+	dd if="$1" of="$4" bs=4096 skip=$(($2 * 6 + $3 * 2)) seek=$(($2 * 6 + $3 * 2)) \
+		count=1 oflag=direct status=none
+}
+
 # The superblock's two copies on a member (rainssd-sb.h): 4 KiB each from
 # sector 2048; the generation (events) at byte 32 of each, the member
 # table at byte 136, 16 bytes a member, its state first.

@@ -74,17 +74,6 @@ same() {
 }
 # wait_cp <stripe>: until the rebuild in memory is past it
 wait_cp() { t_wait_sync_past $VOL $CHUNK "$1"; }
-# new_block <file> <stripe> <data member 0-2>: 4 KiB of new bytes at the
-# start of that member's chunk of that stripe (8 KiB chunks, 3 per stripe)
-new_block() {
-	head -c 4096 /dev/urandom |
-		dd of="$1" bs=4096 seek=$(($2 * 6 + $3 * 2)) conv=notrunc status=none
-}
-# put <file> <stripe> <data member>: that block of the file to the volume
-put() {
-	dd if="$1" of=/dev/mapper/$VOL bs=4096 skip=$(($2 * 6 + $3 * 2)) seek=$(($2 * 6 + $3 * 2)) \
-		count=1 oflag=direct status=none
-}
 
 # fresh: members of $STRIPES stripes, the pattern written, member 1
 # zeroed, the volume created again to rebuild it (the checkpoint's
@@ -147,13 +136,13 @@ want() { case "${PARTS:-123}" in *$1*) return 0 ;; esac; return 1; }
 if want 1; then
 fresh
 cp /tmp/rc.pat /tmp/rc.new
-new_block /tmp/rc.new $S 0
-new_block /tmp/rc.new $S 2
+t_new_block /tmp/rc.new $S 0
+t_new_block /tmp/rc.new $S 2
 c=$(cp_now)
 [ "$c" -lt "$S" ] || fail "the rebuild passed stripe $S before the first write ($c): lower RATE"
-put /tmp/rc.new $S 0 || fail "write 1"
+t_put_block /tmp/rc.new $S 0 /dev/mapper/$VOL || fail "write 1"
 wait_cp $((S + 1))
-put /tmp/rc.new $S 2 || fail "write 2"
+t_put_block /tmp/rc.new $S 2 /dev/mapper/$VOL || fail "write 2"
 # 1 MiB (43 stripes) from 4 stripes behind the rebuild: operations of
 # several stripes across its checkpoint, which must not wait for ever
 c3=$(cp_now)
@@ -173,19 +162,19 @@ fi
 if want 2; then
 fresh
 cp /tmp/rc.pat /tmp/rc.one
-new_block /tmp/rc.one $S2 0
+t_new_block /tmp/rc.one $S2 0
 cp /tmp/rc.one /tmp/rc.two
-new_block /tmp/rc.two $S2 2
+t_new_block /tmp/rc.two $S2 2
 c=$(cp_now)
 [ "$c" -lt "$S2" ] || fail "the rebuild passed stripe $S2 before the first write ($c): lower RATE"
-put /tmp/rc.one $S2 0 || fail "write 1"
+t_put_block /tmp/rc.one $S2 0 /dev/mapper/$VOL || fail "write 1"
 echo 1 >$HOLD_META
 # From here to the end the rebuild's speed is only waiting (up to 17 s at
 # RATE): make test lets it run unthrottled (max_recovery_rate END_RATE)
 dmsetup message $VOL 0 max_recovery_rate "$END_RATE" || fail "max_recovery_rate $END_RATE"
 wait_cp $((STRIPES - 1))
 # past the end in memory (1.11.4: in service; now: waiting for a commit)
-put /tmp/rc.two $S2 2 >/tmp/rc.w2 2>&1 &
+t_put_block /tmp/rc.two $S2 2 /dev/mapper/$VOL >/tmp/rc.w2 2>&1 &
 w2=$!
 sleep 3
 kill -0 $w2 2>/dev/null && w2_state=waiting || w2_state=done
@@ -202,10 +191,10 @@ fi
 if want 3; then
 FRESH_ARGS="3 nosync region_size $((8 * CHUNK * (N - 1)))" fresh
 cp /tmp/rc.pat /tmp/rc.new
-new_block /tmp/rc.new $S3 0
+t_new_block /tmp/rc.new $S3 0
 wait_cp $((S3 + 40))
-put /tmp/rc.new $S3 0 || fail "write to stripe $S3"
-(while put /tmp/rc.new $S3 0 2>/dev/null; do :; done) &
+t_put_block /tmp/rc.new $S3 0 /dev/mapper/$VOL || fail "write to stripe $S3"
+(while t_put_block /tmp/rc.new $S3 0 /dev/mapper/$VOL 2>/dev/null; do :; done) &
 w3=$!
 sleep 1
 c3=$(cp_now)
