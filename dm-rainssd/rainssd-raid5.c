@@ -184,13 +184,20 @@ static unsigned int rs_one(unsigned long mask)
 /*
  * Whether stripe @i's parity is known to match its data (so that data can
  * be rebuilt from it): made by the initial resync, and not in a region an
- * unclean shutdown left to resync.
+ * unclean shutdown left to resync, below where the degraded-write log
+ * covers the updates (the resync stops there too, rs_sync_next()). Up to
+ * 1.11.16 a whole region counted: after a power cut during a rebuild, the
+ * rebuilding member's chunks above its checkpoint in the checkpoint's
+ * region (with the default region size, the whole volume) read as I/O
+ * errors until the resync below the checkpoint had ended.
  */
 static bool rs_r5_synced(const struct rs_r5_op *r5, unsigned int i)
 {
+	struct rainssd *rs = r5->op.rs;
 	u64 stripe = r5->op.stripe + i;
 
-	return stripe < r5->resync_cp && !rs_bitmap_needs_sync(r5->op.rs->bitmap, stripe);
+	return stripe < r5->resync_cp && (stripe >= READ_ONCE(rs->log_cover) ||
+					   !rs_bitmap_needs_sync(rs->bitmap, stripe));
 }
 
 /* Stripe @i's shape and mode; @tmp holds a full stripe's. */
@@ -1736,12 +1743,20 @@ static void rs_r5_plan_sync(struct rs_r5_op *r5)
 {
 	struct rs_op *op = &r5->op;
 	unsigned long lost = r5->dead;
+	unsigned int i;
 
 	/* Every source must be there (and, to rebuild, the parity made). */
 	if (r5->kind == RS_R5_REBUILD) {
 		/* A rebuilding member failed is lost too: nothing is written to it. */
-		if (r5->rb == RS_NO_MEMBER || !rs_r5_synced(r5, op->nr - 1))
+		if (r5->rb == RS_NO_MEMBER)
 			lost = 1;
+		/*
+		 * Every stripe's parity (a stretch can end past a region;
+		 * rs_sync_next() resyncs them all before any rebuild today).
+		 */
+		for (i = 0; i < op->nr && !lost; i++)
+			if (!rs_r5_synced(r5, i))
+				lost = 1;
 	} else if (r5->rb != RS_NO_MEMBER && op->stripe + op->nr > r5->rb_cp) {
 		/* The rebuilding member does not hold its data above the checkpoint. */
 		lost |= BIT(r5->rb);

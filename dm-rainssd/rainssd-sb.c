@@ -5,6 +5,7 @@
  */
 #include <linux/crc32c.h>
 #include <linux/kernel.h>
+#include <linux/overflow.h>
 #include <linux/string.h>
 
 #include "rainssd-sb.h"
@@ -76,6 +77,7 @@ enum rs_sb_read rs_sb_decode(const void *block, struct rs_sb *sb, const char **w
 {
 	const struct rs_sb_disk *d = block;
 	unsigned int i;
+	u64 end, data;
 
 	*why = NULL;
 	if (le64_to_cpu(d->magic) != RS_SB_MAGIC)
@@ -115,10 +117,17 @@ enum rs_sb_read rs_sb_decode(const void *block, struct rs_sb *sb, const char **w
 	}
 	if ((sb->flags & RS_SBF_UNCOVERED) && !sb->uncovered_to)
 		sb->uncovered_to = U64_MAX;
-	/* Format 1 has no tier; format 2 has one, after the data area. */
+	/*
+	 * Format 1 has no tier; format 2 has one, after the data area and
+	 * ending within a member (up to 1.11.16 an end past 2^64 sectors
+	 * passed every size check, and sized the tier's bitmaps from it).
+	 */
 	if ((le32_to_cpu(d->version) == RS_SB_VERSION) != !sb->tier_sectors ||
 	    (sb->tier_sectors &&
-	     sb->tier_start < sb->data_offset + sb->stripes * (u64)sb->chunk)) {
+	     (check_add_overflow(sb->tier_start, sb->tier_sectors, &end) ||
+	      check_mul_overflow(sb->stripes, (u64)sb->chunk, &data) ||
+	      check_add_overflow(data, sb->data_offset, &data) ||
+	      sb->tier_start < data))) {
 		*why = "impossible tier fields";
 		return RS_SBR_CORRUPT;
 	}
@@ -322,6 +331,37 @@ static bool rs_sb_same_state(const struct rs_sb *a, const struct rs_sb *b)
 	return true;
 }
 
+/* Whether a valid copy of @sl is @newest (the role aside). */
+static bool rs_slot_holds(const struct rs_slot *sl, const struct rs_sb *newest)
+{
+	unsigned int c;
+
+	for (c = 0; c < RS_SB_COPIES; c++)
+		if (sl->copy[c] == RS_SBR_VALID && rs_sb_same_state(&sl->sb[c], newest))
+			return true;
+	return false;
+}
+
+/*
+ * Whether @newest, one generation after @s, vouches for slot @i's own data
+ * as @s did: the same state; or a rebuild that went on (any checkpoint
+ * @newest gives: the commit that wrote it had flushed the member first, or
+ * said it failed); or one that ended, from a checkpoint at the volume's end.
+ * Up to 1.11.16 a changed checkpoint or the end of the rebuild made the
+ * member stale: a cut inside that commit, missing the rebuilding member
+ * only, left the dirty regions below the checkpoint to a resync that needed
+ * the very member it had failed, so its chunks there read as I/O errors and
+ * the rebuild, started again from 0, stopped at them for good.
+ */
+static bool rs_sb_vouched(const struct rs_sb *s, const struct rs_sb *newest, unsigned int i)
+{
+	if (s->state[i] != RS_MS_REBUILDING)
+		return s->state[i] == newest->state[i];
+	if (newest->state[i] == RS_MS_REBUILDING)
+		return true;
+	return newest->state[i] == RS_MS_IN_SYNC && s->cp[i] == s->stripes;
+}
+
 /*
  * Whether slot @i missed the last commit only, as a power cut in the middle
  * of that commit leaves a member (1.11.12; up to 1.11.11 it was stale, and a
@@ -329,11 +369,11 @@ static bool rs_sb_same_state(const struct rs_sb *a, const struct rs_sb *b)
  * though every member's data were current): its newest copy is one
  * generation older than @newest, is the very state a member at @newest's
  * generation held just before it (that member's other copy), and what the
- * two generations say of slot @i's own data is the same (its state, and its
- * rebuild checkpoint if rebuilding). A commit writes no member before every
- * member has flushed, and one whose flush failed is failed in the very
- * generation written (rs_meta_write_all()), so a member @newest says is in
- * sync completed that commit's flush: it holds what @newest vouches for.
+ * two generations say of slot @i's own data agree (rs_sb_vouched()). A
+ * commit writes no member before every member has flushed, and one whose
+ * flush failed is failed in the very generation written
+ * (rs_meta_write_all()), so a member @newest says is in sync or rebuilding
+ * completed that commit's flush: it holds what @newest vouches for.
  * Any write it missed while the volume ran was acknowledged only once a
  * committed generation said it failed (rs_meta_wait_committed()). Its other
  * copy must not be corrupt (its own write of the last commit torn): the
@@ -348,10 +388,9 @@ static bool rs_slot_one_behind(const struct rs_activation *a, unsigned int i,
 			       const struct rs_sb *newest)
 {
 	const struct rs_sb *s = rs_slot_newest(&a->slot[i]);
-	unsigned int j, c;
+	unsigned int j;
 
-	if (!s || s->events + 1 != newest->events || s->state[i] != newest->state[i] ||
-	    (s->state[i] == RS_MS_REBUILDING && s->cp[i] != newest->cp[i]) ||
+	if (!s || s->events + 1 != newest->events || !rs_sb_vouched(s, newest, i) ||
 	    a->slot[i].copy[(s->events + 1) % RS_SB_COPIES] == RS_SBR_CORRUPT)
 		return false;
 	for (j = 0; j < a->n; j++) {
@@ -360,9 +399,8 @@ static bool rs_slot_one_behind(const struct rs_activation *a, unsigned int i,
 		if (j == i || sl->missing || sl->rebuild || rs_slot_blank(sl) ||
 		    rs_slot_newest(sl)->events != newest->events)
 			continue;
-		for (c = 0; c < RS_SB_COPIES; c++)
-			if (sl->copy[c] == RS_SBR_VALID && rs_sb_same_state(&sl->sb[c], s))
-				return true;
+		if (rs_slot_holds(sl, s))
+			return true;
 	}
 	return false;
 }
@@ -526,7 +564,15 @@ void rs_assemble(const struct rs_activation *a, struct rs_assembly *out)
 			}
 		}
 		if (sl->rebuild) {
-			if (sb->state[i] != RS_MS_REBUILDING || rs_slot_blank(sl) || stale)
+			/*
+			 * Its checkpoint counts only for the member that
+			 * rebuilt up to it: one holding @newest itself, or the
+			 * generation before it. Up to 1.11.16 any member not
+			 * older kept it, so a device of another copy of the
+			 * volume, newer, was read below it as rebuilt.
+			 */
+			if (sb->state[i] != RS_MS_REBUILDING || rs_slot_blank(sl) ||
+			    (!test_bit(i, &out->behind) && !rs_slot_holds(sl, newest)))
 				sb->cp[i] = 0;
 			sb->state[i] = RS_MS_REBUILDING;
 			continue;

@@ -51,9 +51,12 @@
  *
  * Lock order (outermost first); none is held across a sleep or an I/O wait:
  *   stats_lock (mutex, status and messages only)
- *   a lock-table bucket lock, the op layer's cache lock, the reserve lock,
- *   the emergency-set lock, the sync lock, the migration's lock (spinlocks,
- *   process context, never nested in each other)
+ *   the op layer's join lock (process context; a join grows the operation's
+ *   buffers under it, taking the cache lock and the page pool's lock inside)
+ *   a lock-table bucket lock, the op layer's cache lock and page pool lock,
+ *   the reserve lock, the emergency-set lock, the sync lock, the
+ *   migration's lock (spinlocks, process context, never nested in each
+ *   other)
  *   the tier's lock (irq-safe; taken alone, or inside the stats_lock)
  *   defer_lock, the metadata lock (irq-safe spinlocks: end_io may defer a
  *   bio or fail a member)
@@ -82,7 +85,7 @@
 #include "rainssd-shape.h"
 
 #define DM_MSG_PREFIX "rainssd"
-#define RS_VERSION_STR "1.11.16"
+#define RS_VERSION_STR "1.11.17"
 
 /* md's defaults: speed_limit_min and _max (KiB/s per member), max_corr_read_errors. */
 #define RS_DEF_MIN_RECOVERY_RATE	1000

@@ -346,6 +346,7 @@ enum t_edit {
 	E_FLAGS_CLEAN, E_FLAGS_UNCOVERED, E_UNCOVERED_TO, E_UNCOVERED_NO_FLAG, E_FLAGS2, E_FLAGS31,
 	E_STATE_AT_N, E_STATE_AT_31, E_CP_AT_N, E_NONE_AT_LAST, E_NONE_AT_0, E_STATE_NR, E_STATE_FF,
 	E_RB_CP_OVER, E_RB_CP_HUGE, E_RB_CP_END, E_FAILED_CP_HUGE,
+	E_TIER, E_TIER_NO_VERSION, E_TIER_IN_DATA, E_TIER_END_TOP, E_TIER_WRAP, E_TIER_START_TOP,
 };
 
 static const struct {
@@ -391,11 +392,19 @@ static const struct {
 	{ E_RB_CP_HUGE, "rebuild checkpoint U64_MAX", RS_SBR_CORRUPT },
 	{ E_RB_CP_END, "rebuild checkpoint stripes", RS_SBR_VALID },
 	{ E_FAILED_CP_HUGE, "checkpoint of a failed member", RS_SBR_VALID },
+	{ E_TIER, "a tier after the data", RS_SBR_VALID },
+	{ E_TIER_NO_VERSION, "a tier in format 1", RS_SBR_CORRUPT },
+	{ E_TIER_IN_DATA, "a tier starting in the data", RS_SBR_CORRUPT },
+	{ E_TIER_END_TOP, "a tier ending at sector 2^64 - 1", RS_SBR_VALID },
+	/* Up to 1.11.16 these passed: the end wrapped past 2^64. */
+	{ E_TIER_WRAP, "a tier ending past sector 2^64", RS_SBR_CORRUPT },
+	{ E_TIER_START_TOP, "a tier starting at sector 2^64 - 1", RS_SBR_CORRUPT },
 };
 
 static void t_edit(struct rs_sb_disk *d, enum t_edit e)
 {
 	unsigned int i;
+	u64 end;
 
 	switch (e) {
 	case E_NONE:
@@ -514,6 +523,20 @@ static void t_edit(struct rs_sb_disk *d, enum t_edit e)
 	case E_FAILED_CP_HUGE:
 		d->members[1].state = RS_MS_FAILED;
 		d->members[1].checkpoint = cpu_to_le64(U64_MAX);
+		break;
+	case E_TIER:
+	case E_TIER_NO_VERSION:
+	case E_TIER_IN_DATA:
+	case E_TIER_END_TOP:
+	case E_TIER_WRAP:
+	case E_TIER_START_TOP:
+		end = RS_DATA_OFFSET + T_STRIPES * T_CHUNK;
+		d->version = cpu_to_le32(e == E_TIER_NO_VERSION ? RS_SB_VERSION :
+					 RS_SB_VERSION_TIER);
+		d->tier_start = cpu_to_le64(e == E_TIER_IN_DATA ? end - 1 :
+					    e == E_TIER_START_TOP ? U64_MAX : end);
+		d->tier_sectors = cpu_to_le64(e == E_TIER_END_TOP ? U64_MAX - end :
+					      e == E_TIER_WRAP ? U64_MAX - end + 1 : 1024);
 		break;
 	}
 }
@@ -988,7 +1011,11 @@ static void rs_sb_test_one_behind(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, v->out.behind, 0UL);
 	T_STATES(test, v, "AAFA");
 
-	/* Member 2 rebuilding; the commit of its next checkpoint missed it. */
+	/*
+	 * Member 2 rebuilding; the commit of its next checkpoint missed it:
+	 * in, at that checkpoint (the commit flushed it first; up to 1.11.16
+	 * stale, and its chunks in the dirty regions below read as errors).
+	 */
 	v = t_vol(test, T_N);
 	v->sb.state[2] = RS_MS_REBUILDING;
 	v->sb.cp[2] = 100;
@@ -997,8 +1024,28 @@ static void rs_sb_test_one_behind(struct kunit *test)
 	t_torn_commit(test, v, BIT(2), T_E);
 	t_assemble(v);
 	T_OK(test, v);
-	KUNIT_EXPECT_EQ(test, v->out.stale, BIT(2));
-	T_STATES(test, v, "AAFA");
+	KUNIT_EXPECT_EQ(test, v->out.stale, 0UL);
+	KUNIT_EXPECT_EQ(test, v->out.behind, BIT(2));
+	KUNIT_EXPECT_EQ(test, v->out.sb.cp[2], 200ULL);
+	KUNIT_EXPECT_EQ(test, v->out.log_from, 200ULL);
+	T_STATES(test, v, "AARA");
+	/* ... and given with rebuild: the same checkpoint. */
+	v->a.slot[2].rebuild = true;
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.sb.cp[2], 200ULL);
+	T_STATES(test, v, "AARA");
+	v->a.slot[2].rebuild = false;
+	/* A rebuild started again from 0 in that commit: from 0. */
+	t_members(test, v, T_E - 1);
+	v->sb.cp[2] = 0;
+	t_torn_commit(test, v, BIT(2), T_E);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.behind, BIT(2));
+	KUNIT_EXPECT_EQ(test, v->out.sb.cp[2], 0ULL);
+	T_STATES(test, v, "AARA");
+	v->sb.cp[2] = 200;
 	/* ... and missed another member: that one is in, the checkpoint kept. */
 	t_members(test, v, T_E - 1);
 	v->sb.cp[2] = 300;
@@ -1008,7 +1055,23 @@ static void rs_sb_test_one_behind(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, v->out.behind, BIT(0));
 	KUNIT_EXPECT_EQ(test, v->out.sb.cp[2], 300ULL);
 	T_STATES(test, v, "AARA");
-	/* The end of its rebuild missed it: stale, its rebuild not on its media. */
+	/*
+	 * The end of its rebuild missed it: in sync, when its own copy has
+	 * the whole volume rebuilt (up to 1.11.16 stale); stale from any
+	 * other checkpoint, which no commit ends a rebuild at.
+	 */
+	v->sb.cp[2] = T_STRIPES;
+	t_members(test, v, T_E - 1);
+	v->sb.state[2] = RS_MS_IN_SYNC;
+	v->sb.cp[2] = 0;
+	t_torn_commit(test, v, BIT(2), T_E);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.stale, 0UL);
+	KUNIT_EXPECT_EQ(test, v->out.behind, BIT(2));
+	KUNIT_EXPECT_EQ(test, v->out.log_from, U64_MAX);
+	T_STATES(test, v, "AAAA");
+	v->sb.state[2] = RS_MS_REBUILDING;
 	v->sb.cp[2] = 300;
 	t_members(test, v, T_E - 1);
 	v->sb.state[2] = RS_MS_IN_SYNC;
@@ -1017,6 +1080,15 @@ static void rs_sb_test_one_behind(struct kunit *test)
 	t_assemble(v);
 	T_OK(test, v);
 	KUNIT_EXPECT_EQ(test, v->out.stale, BIT(2));
+	T_STATES(test, v, "AAFA");
+	/* An in-sync member the commit that failed it missed: stale, failed. */
+	v->sb.state[2] = RS_MS_IN_SYNC;
+	t_members(test, v, T_E - 1);
+	v->sb.state[2] = RS_MS_FAILED;
+	t_torn_commit(test, v, BIT(2), T_E);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.behind, 0UL);
 	T_STATES(test, v, "AAFA");
 
 	/*
@@ -1465,6 +1537,40 @@ static void rs_sb_test_rebuild_resume(struct kunit *test)
 	t_assemble(v);
 	T_OK(test, v);
 	KUNIT_EXPECT_EQ(test, v->out.sb.cp[1], T_STRIPES);
+	T_STATES(test, v, "ARAA");
+
+	/*
+	 * A device of another copy of the volume, newer (or as new, with
+	 * another nonce), in a slot the others say is rebuilding: rebuilt
+	 * from 0 (up to 1.11.16 from their checkpoint, its own bytes below
+	 * it read as rebuilt).
+	 */
+	v->sb.cp[1] = 600;
+	t_members(test, v, T_E + 3);
+	v->sb.state[1] = RS_MS_IN_SYNC;
+	v->sb.cp[1] = 0;
+	v->sb.log_nonce = 0x5555;
+	t_member(test, v, 1, T_E + 9);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.sb.cp[1], 0ULL);
+	KUNIT_EXPECT_EQ(test, v->out.sb.events, T_E + 3);
+	T_STATES(test, v, "ARAA");
+	t_member(test, v, 1, T_E + 3);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.sb.cp[1], 0ULL);
+	T_STATES(test, v, "ARAA");
+	/* One generation ahead of the others: its previous copy is theirs. */
+	v->sb.state[1] = RS_MS_REBUILDING;
+	v->sb.cp[1] = 600;
+	v->sb.log_nonce = 0;
+	t_members(test, v, T_E + 3);
+	v->sb.cp[1] = 650;
+	t_commit(test, v, 1, 1, T_E + 4);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.sb.cp[1], 600ULL);
 	T_STATES(test, v, "ARAA");
 }
 
