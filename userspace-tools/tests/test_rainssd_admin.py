@@ -353,15 +353,16 @@ class KernelCodec(unittest.TestCase):
         for kw in (dict(version=2), dict(role=4), dict(chunk=96), dict(events=0), dict(flags=4),
                    dict(states=[1, 0, 1, 1]), dict(tier_start=40960, tier_sectors=4096),
                    dict(version=2, tier_start=40959, tier_sectors=4096),
-                   dict(version=3, tier_start=40960, tier_sectors=4096), dict(events=2 ** 63)):
+                   dict(version=3, tier_start=40960, tier_sectors=4096), dict(events=2 ** 63),
+                   # ends that wrap past 2^64 (valid up to 1.11.16)
+                   dict(version=2, stripes=2 ** 57, tier_start=40960, tier_sectors=8),
+                   dict(version=2, tier_start=2 ** 64 - 4, tier_sectors=8)):
             self.assertEqual(self.kdecode(encode_sb(**kw))[0], "corrupt", kw)
             self.assertEqual(admin.decode_sb(encode_sb(**kw))[0], "corrupt", kw)
         # format 2, a tier after the data area: valid in both
         for kw in (dict(version=2, tier_start=40960, tier_sectors=4096),
                    dict(version=2, tier_start=50000, tier_sectors=8),
-                   # the data area's end wraps in the kernel's u64: its decoder passes it
-                   # (the volume is refused later, at assembly, for its size)
-                   dict(version=2, stripes=2 ** 57, tier_start=40960, tier_sectors=8)):
+                   dict(version=2, tier_start=50000, tier_sectors=2 ** 64 - 50001)):
             self.assertEqual(self.kdecode(encode_sb(**kw))[0], "valid", kw)
             self.assertEqual(admin.decode_sb(encode_sb(**kw))[0], "valid", kw)
 
