@@ -226,22 +226,34 @@ t_sb_put() {
 	dd if="$2" of="$1" bs=4096 seek=256 count=2 oflag=direct conv=notrunc status=none ||
 		fail "the superblocks of $1 cannot be written"
 }
-# t_sb_events <dev>: the generation of its newest copy.
-t_sb_events() {
+# t_sb_newest <dev>: saves its two superblock copies in /tmp/lib.sb and
+# prints the byte offset there of the newer one (0 or 4096).
+t_sb_newest() {
 	local a b
 	t_sb_save "$1" /tmp/lib.sb
 	a=$(od -An -t u8 -j 32 -N 8 /tmp/lib.sb | tr -d ' ')
 	b=$(od -An -t u8 -j 4128 -N 8 /tmp/lib.sb | tr -d ' ')
-	echo $((a > b ? a : b))
+	[ "$a" -ge "$b" ] && echo 0 || echo 4096
+}
+# t_sb_events <dev>: the generation of its newest copy.
+t_sb_events() {
+	local o
+	o=$(t_sb_newest "$1")
+	od -An -t u8 -j $((o + 32)) -N 8 /tmp/lib.sb | tr -d ' '
 }
 # t_sb_state <dev> <of>: what its newest copy says of member <of>.
 t_sb_state() {
-	local o=0 st
-	t_sb_save "$1" /tmp/lib.sb
-	[ "$(od -An -t u8 -j 32 -N 8 /tmp/lib.sb)" -ge "$(od -An -t u8 -j 4128 -N 8 /tmp/lib.sb)" ] ||
-		o=4096
+	local o st
+	o=$(t_sb_newest "$1")
 	st=$(od -An -t u1 -j $((o + 136 + 16 * $2)) -N 1 /tmp/lib.sb | tr -d ' ')
 	case $st in 1) echo in_sync ;; 2) echo failed ;; 3) echo rebuilding ;; *) echo "state $st" ;; esac
+}
+# t_sb_cp <dev> <of>: the rebuild checkpoint (stripes) its newest copy gives
+# member <of>.
+t_sb_cp() {
+	local o
+	o=$(t_sb_newest "$1")
+	od -An -t u8 -j $((o + 136 + 16 * $2 + 8)) -N 8 /tmp/lib.sb | tr -d ' '
 }
 
 # t_parity: run the parity checker over T_DEVS; fails the case on bad stripes.

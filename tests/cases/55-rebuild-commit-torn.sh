@@ -43,14 +43,7 @@ T_CHUNK=$CHUNK
 RATES="min_recovery_rate $RATE max_recovery_rate $RATE"
 
 table() { echo "0 $LEN rainssd $CHUNK $N ${T_DEVS[*]} $*"; }
-# sb_cp <member> <of>: the rebuild checkpoint its newest superblock gives <of>
-sb_cp() {
-	local o=0
-	t_sb_save "${T_DEVS[$1]}" /tmp/lib.sb
-	[ "$(od -An -t u8 -j 32 -N 8 /tmp/lib.sb)" -ge "$(od -An -t u8 -j 4128 -N 8 /tmp/lib.sb)" ] ||
-		o=4096
-	od -An -t u8 -j $((o + 136 + 16 * $2 + 8)) -N 8 /tmp/lib.sb | tr -d ' '
-}
+sb_cp() { t_sb_cp "${T_DEVS[$1]}" "$2"; }
 events() { t_sb_events "${T_DEVS[$1]}"; }
 # pass_one: one held commit let through; until member 0 has it (20 s)
 pass_one() {
