@@ -32,6 +32,27 @@
  * be the newest left of their stripe. So a new lap begins only once no
  * record in that tail is in use, and its first write waits for a FUA write
  * of zeros over the tail (up to 1.11.10 the tail was left as it was).
+ *
+ * Neither rule holds when a torn write lands some of its blocks and not
+ * others, as a device may: over the lap before, it can destroy a stripe's
+ * newest record and leave an older one of that stripe whole, which replay
+ * then took for the newest (a review of 1.11.17 found it). Since 1.11.18
+ * every header lists the sequence numbers of its ring's records in use
+ * when it took its space (format 1), and replay trusts only the newest
+ * whole record and the records it lists. A record whose update may have
+ * begun at the cut is whole (no space in use is written over) and was in
+ * use when the newest whole record took its space, unless it is that
+ * record: one done by then has its data and parity on stable media (FUA)
+ * and needs no replay. A listed record is the newest of its stripe that
+ * may need it: a later update of the stripe began after that record was
+ * done, so after the newest whole record took its space; its record is
+ * newer, so it was never written whole, and the update never began. That
+ * needs the newest record written before the torn write to be whole still,
+ * which holds when one write covers less than half the ring: a write at
+ * the head does not reach back over it, and when the write starts a lap
+ * that record lies in the ring's last two records of the largest size
+ * (257 blocks each). The lap rule stays for format 0 records (1.11.17 and
+ * older, which read the new headers by that rule; the zeros keep it sound).
  */
 #include <linux/bio.h>
 #include <linux/crc32c.h>
@@ -66,7 +87,15 @@ struct rs_log_rec_disk {
 	__le32 hdr_crc;			/* crc32c of this block with this field 0 */
 	__le32 w_start[RS_MAX_DEVS];	/* rows each member wrote (empty: none) */
 	__le32 w_end[RS_MAX_DEVS];
+	/* Format 1 (1.11.18): the ring's records in use when it took its space. */
+	__le32 format;
+	__le32 nr_busy;
+	__le64 busy[RS_LOG_SLOTS];	/* their sequence numbers, nr_busy of them */
 } __packed;
+
+#define RS_LOG_FORMAT		1U
+/* What one write of a ring may cover at most: less than half the ring. */
+#define RS_LOG_MAX_WRITE	(RS_LOG_BLOCKS / 2 - 1)
 
 struct rs_log_slot {
 	bool busy;
@@ -237,14 +266,28 @@ static void rs_log_wipe(struct rs_log *log, struct rs_log_ring *r, unsigned int 
 }
 
 /*
+ * Whether the write being put together in @r, which ends at block @next,
+ * takes the queued record @s too: the record after its last one in the
+ * ring and in sequence, and the write still less than half the ring. Log
+ * lock held.
+ */
+static bool rs_log_batch_takes(const struct rs_log_ring *r, const struct rs_log_slot *s,
+			       unsigned int next)
+{
+	return s->start == next && s->seq == r->handed + 1 &&
+	       s->start + s->len - r->batch[0]->start <= RS_LOG_MAX_WRITE;
+}
+
+/*
  * Write what waits in @r's queue unless a write of it is in flight: the
- * records contiguous in the ring and in sequence from the first on, in one
- * FUA bio (a chain of them past BIO_MAX_VECS pages), once the first is the
- * record after the last one written (one that took its space earlier but
- * is not queued yet goes first: its rs_log_write() kicks the ring again).
- * Each record's partial parity is padded to its last block from the page
- * that holds its end. Process context, never sleeps (the bio set holds
- * more than the rings can have in flight).
+ * records contiguous in the ring and in sequence from the first on, less
+ * than half the ring, in one FUA bio (a chain of them past BIO_MAX_VECS
+ * pages), once the first is the record after the last one written (one
+ * that took its space earlier but is not queued yet goes first: its
+ * rs_log_write() kicks the ring again). Each record's partial parity is
+ * padded to its last block from the page that holds its end. Process
+ * context, never sleeps (the bio set holds more than the rings can have in
+ * flight).
  */
 static void rs_log_kick(struct rs_log *log, struct rs_log_ring *r)
 {
@@ -272,7 +315,7 @@ static void rs_log_kick(struct rs_log *log, struct rs_log_ring *r)
 	}
 	r->nr_batch = 0;
 	list_for_each_entry_safe(s, tmp, &r->queue, queue) {
-		if (r->nr_batch && (s->start != next || s->seq != r->handed + 1))
+		if (r->nr_batch && !rs_log_batch_takes(r, s, next))
 			break;
 		list_del_init(&s->queue);
 		r->handed = s->seq;
@@ -325,15 +368,33 @@ static unsigned int rs_log_blocks(const struct rs_log_update *u)
 }
 
 /*
+ * The list of @r's records in use, into header @d (format 1): written when
+ * the record takes its space, under the log's lock, before rs_log_encode().
+ */
+static void rs_log_list_busy(struct rs_log_ring *r, struct rs_log_rec_disk *d)
+{
+	unsigned int i, k = 0;
+
+	for (i = 0; i < RS_LOG_SLOTS; i++)
+		if (r->slot[i].busy)
+			d->busy[k++] = cpu_to_le64(r->slot[i].seq);
+	memset(&d->busy[k], 0, (RS_LOG_SLOTS - k) * sizeof(d->busy[0]));
+	d->nr_busy = cpu_to_le32(k);
+	d->format = cpu_to_le32(RS_LOG_FORMAT);
+}
+
+/*
  * The header block of a record of @u for @n members whose partial parity
- * has crc32c @data_crc (inverted), with its own checksum.
+ * has crc32c @data_crc (inverted), with its own checksum; its list of
+ * records in use is the one rs_log_list_busy() put there.
  */
 static void rs_log_encode(struct rs_log_rec_disk *d, unsigned int n, u64 nonce, u64 seq,
 			  u32 lap, unsigned int block, const struct rs_log_update *u, u32 data_crc)
 {
 	unsigned int m;
 
-	memset(d, 0, RS_LOG_BLOCK);
+	memset(d, 0, offsetof(struct rs_log_rec_disk, format));
+	memset((u8 *)d + sizeof(*d), 0, RS_LOG_BLOCK - sizeof(*d));
 	d->magic = cpu_to_le64(RS_LOG_MAGIC);
 	d->nonce = cpu_to_le64(nonce);
 	d->seq = cpu_to_le64(seq);
@@ -435,6 +496,9 @@ bool rs_log_write(struct rs_log *log, struct rs_op *op, unsigned int nr,
 		r->head = s[i]->start + s[i]->len;
 		r->lap = s[i]->lap;
 	}
+	/* Every record in use has its sequence number now: the lists. */
+	for (i = 0; i < nr; i++)
+		rs_log_list_busy(&log->ring[s[i]->member], page_address(s[i]->hdr));
 	spin_unlock(&log->lock);
 	for (i = 0; i < nr; i++) {
 		if (s[i]->wipe < RS_LOG_BLOCKS) {
@@ -539,6 +603,9 @@ static bool rs_log_valid(const u8 *ring, unsigned int b, u64 nonce, unsigned int
 	end = le32_to_cpu(h->rows_end);
 	if (start >= end || end > chunk)
 		return false;
+	if (le32_to_cpu(h->format) > RS_LOG_FORMAT || le32_to_cpu(h->nr_busy) > RS_LOG_SLOTS ||
+	    (!h->format && h->nr_busy))
+		return false;
 	bytes = (end - start) << SECTOR_SHIFT;
 	*len = 1 + DIV_ROUND_UP(bytes, RS_LOG_BLOCK);
 	if (b + *len > RS_LOG_BLOCKS)
@@ -549,19 +616,31 @@ static bool rs_log_valid(const u8 *ring, unsigned int b, u64 nonce, unsigned int
 	return true;
 }
 
+/* Whether the format 1 record @top lists sequence number @seq. */
+static bool rs_log_listed(const struct rs_log_rec_disk *top, u64 seq)
+{
+	unsigned int i;
+
+	for (i = 0; i < le32_to_cpu(top->nr_busy); i++)
+		if (le64_to_cpu(top->busy[i]) == seq)
+			return true;
+	return false;
+}
+
 /*
  * The records of @nonce in @ring that replay may trust, each stripe's newest
- * of them into @newest (stripe -> block, as an xarray value). Trusted: the
- * newest record's lap up to it, and the lap before it past it (see the top
- * of this file). 0, or -ENOMEM.
+ * of them into @newest (stripe -> block, as an xarray value). Trusted (see
+ * the top of this file): the newest whole record and those it lists when
+ * it is of format 1; else the newest record's lap up to it, and the lap
+ * before it past it. 0, or -ENOMEM.
  */
 static int rs_log_scan(const u8 *ring, u64 nonce, unsigned int n, unsigned int chunk,
 		       struct xarray *newest)
 {
-	const struct rs_log_rec_disk *d, *old;
+	const struct rs_log_rec_disk *d, *old, *top;
 	unsigned int b, len, top_b = 0;
 	u64 top_seq = 0, stripe;
-	bool any = false;
+	bool any = false, trust;
 	u32 lap, top_lap = 0;
 	void *entry;
 	int r;
@@ -579,11 +658,16 @@ static int rs_log_scan(const u8 *ring, u64 nonce, unsigned int n, unsigned int c
 	}
 	if (!any)
 		return 0;
+	top = rs_log_at(ring, top_b);
 	for (b = 0; b < RS_LOG_BLOCKS; b++) {
 		if (!rs_log_valid(ring, b, nonce, n, chunk, &d, &len))
 			continue;
 		lap = le32_to_cpu(d->lap);
-		if ((lap == top_lap && b <= top_b) || (lap + 1 == top_lap && b > top_b)) {
+		if (top->format)
+			trust = b == top_b || rs_log_listed(top, le64_to_cpu(d->seq));
+		else
+			trust = (lap == top_lap && b <= top_b) || (lap + 1 == top_lap && b > top_b);
+		if (trust) {
 			stripe = le64_to_cpu(d->stripe);
 			entry = xa_load(newest, stripe);
 			old = entry ? rs_log_at(ring, xa_to_value(entry)) : NULL;

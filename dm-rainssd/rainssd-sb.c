@@ -565,6 +565,20 @@ void rs_assemble(const struct rs_activation *a, struct rs_assembly *out)
 		}
 		if (sl->rebuild) {
 			/*
+			 * A member in sync, holding the newest state or the one
+			 * before it that the newest vouches for, after an
+			 * unclean shutdown: the dirty regions need its data to
+			 * be resynced, which a rebuild from 0 throws away, and
+			 * its chunks there would read as I/O errors for good.
+			 * Up to 1.11.17 taken so (a table saved during a
+			 * rebuild carries rebuild <idx>; found by a review).
+			 */
+			if (sb->state[i] == RS_MS_IN_SYNC && !(newest->flags & RS_SBF_CLEAN) &&
+			    !rs_slot_blank(sl) &&
+			    (test_bit(i, &out->behind) || rs_slot_holds(sl, newest)))
+				return rs_refuse(out, i,
+				 "Member is in sync after an unclean shutdown: its data resync the dirty regions; activate without rebuild <idx> first");
+			/*
 			 * Its checkpoint counts only for the member that
 			 * rebuilt up to it: one holding @newest itself, or the
 			 * generation before it. Up to 1.11.16 any member not

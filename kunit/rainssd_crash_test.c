@@ -533,6 +533,173 @@ static void rs_log_test_scan_laps(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t_newest(xa, 5), -1L);
 }
 
+/*
+ * A format 1 record (1.11.18) at block @b, lap @lap, stripe @stripe, rows
+ * [0, 8), listing the @nr sequence numbers @busy as in use when it took
+ * its space (by rs_log_list_busy() over a ring whose slots hold them).
+ */
+static void t_rec1(struct kunit *test, u8 *ring, unsigned int b, u64 seq, u32 lap, u64 stripe,
+		   u8 fill, const u64 *busy, unsigned int nr)
+{
+	struct rs_log_ring *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_ASSERT_LE(test, nr, (unsigned int)RS_LOG_SLOTS);
+	/* every other slot, so that the list does not follow the slots' order */
+	for (i = 0; i < nr; i++) {
+		r->slot[(2 * i) % RS_LOG_SLOTS + (2 * i >= RS_LOG_SLOTS)].busy = true;
+		r->slot[(2 * i) % RS_LOG_SLOTS + (2 * i >= RS_LOG_SLOTS)].seq = busy[i];
+	}
+	rs_log_list_busy(r, (void *)(ring + (size_t)b * RS_LOG_BLOCK));
+	t_rec(ring, b, T_NONCE, seq, lap, stripe, 0, 8, fill);
+}
+
+/* The list a header carries: each slot in use, its sequence number. */
+static void rs_log_test_list_busy(struct kunit *test)
+{
+	u8 *ring = t_ring(test);
+	const struct rs_log_rec_disk *d = (const void *)ring;
+	static const u64 busy[] = { 20, 7, 21 };
+	u64 all[RS_LOG_SLOTS];
+	unsigned int len, i;
+
+	t_rec1(test, ring, 0, 21, 0, 5, 1, busy, ARRAY_SIZE(busy));
+	KUNIT_ASSERT_TRUE(test, t_valid(ring, 0, T_NONCE, &len));
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(d->format), RS_LOG_FORMAT);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(d->nr_busy), 3U);
+	KUNIT_EXPECT_TRUE(test, rs_log_listed(d, 20));
+	KUNIT_EXPECT_TRUE(test, rs_log_listed(d, 7));
+	KUNIT_EXPECT_TRUE(test, rs_log_listed(d, 21));
+	KUNIT_EXPECT_FALSE(test, rs_log_listed(d, 0));
+	KUNIT_EXPECT_FALSE(test, rs_log_listed(d, 22));
+	/* A full list, then a shorter one over it: nothing of the first left. */
+	for (i = 0; i < RS_LOG_SLOTS; i++)
+		all[i] = 100 + i;
+	t_rec1(test, ring, 0, 131, 0, 5, 1, all, RS_LOG_SLOTS);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(d->nr_busy), (u32)RS_LOG_SLOTS);
+	KUNIT_EXPECT_TRUE(test, rs_log_listed(d, 131));
+	t_rec1(test, ring, 0, 21, 0, 5, 1, busy, 1);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(d->nr_busy), 1U);
+	KUNIT_EXPECT_FALSE(test, rs_log_listed(d, 131));
+	for (i = 1; i < RS_LOG_SLOTS; i++)
+		KUNIT_EXPECT_EQ(test, le64_to_cpu(d->busy[i]), 0ULL);
+	/* A list that cannot be: not a record. */
+	((struct rs_log_rec_disk *)ring)->nr_busy = cpu_to_le32(RS_LOG_SLOTS + 1);
+	t_rehash(ring, 0);
+	KUNIT_EXPECT_FALSE(test, t_valid(ring, 0, T_NONCE, &len));
+	((struct rs_log_rec_disk *)ring)->nr_busy = cpu_to_le32(1);
+	((struct rs_log_rec_disk *)ring)->format = cpu_to_le32(RS_LOG_FORMAT + 1);
+	t_rehash(ring, 0);
+	KUNIT_EXPECT_FALSE(test, t_valid(ring, 0, T_NONCE, &len));
+	((struct rs_log_rec_disk *)ring)->format = 0;
+	t_rehash(ring, 0);
+	KUNIT_EXPECT_FALSE(test, t_valid(ring, 0, T_NONCE, &len));
+	((struct rs_log_rec_disk *)ring)->nr_busy = 0;
+	t_rehash(ring, 0);
+	KUNIT_EXPECT_TRUE(test, t_valid(ring, 0, T_NONCE, &len));
+}
+
+/*
+ * A torn write that lands some of its blocks and not others (a review of
+ * 1.11.17). Lap 0 left records x (block 100, seq 10) and y (block 102,
+ * seq 11) of stripe 7, both done. Lap 1 wrote seq 48-50 at blocks 0-5
+ * (seq 50 the last whole one, taken while 49 and 50 were in use), then a
+ * write over blocks 100-103 tore: y's header changed, x's not, and no
+ * record of that write is whole. y's update was done: the stripe's
+ * parity on disk is right, and replaying x, which the lap rule trusts (lap
+ * 0, past the newest record), would make it the partial parity of x's
+ * time XOR what x's members hold now: member 2's chunk (failed) read back
+ * as y overwrote it. Format 1: only seq 50 and the ones it lists.
+ */
+static void rs_log_test_scan_torn_lap(struct kunit *test)
+{
+	static const u64 l48[] = { 48 }, l49[] = { 48, 49 }, l50[] = { 49, 50 };
+	static const u64 lx[] = { 10 }, ly[] = { 11, 9 };
+	u8 *ring = t_ring(test);
+	struct xarray *xa;
+
+	t_rec1(test, ring, 100, 10, 0, 7, 1, lx, ARRAY_SIZE(lx));
+	t_rec1(test, ring, 102, 11, 0, 7, 2, ly, ARRAY_SIZE(ly));
+	t_rec1(test, ring, 0, 48, 1, 3, 3, l48, ARRAY_SIZE(l48));
+	t_rec1(test, ring, 2, 49, 1, 4, 4, l49, ARRAY_SIZE(l49));
+	t_rec1(test, ring, 4, 50, 1, 1, 5, l50, ARRAY_SIZE(l50));
+	t_rec1(test, ring, 200, 12, 0, 9, 6, lx, ARRAY_SIZE(lx));	/* done long ago */
+	ring[102 * RS_LOG_BLOCK + 40] ^= 1;	/* y torn */
+	xa = t_scan(test, ring);
+	KUNIT_EXPECT_EQ(test, t_newest(xa, 7), -1L);
+	KUNIT_EXPECT_EQ(test, t_newest(xa, 1), 4L);	/* the newest whole */
+	KUNIT_EXPECT_EQ(test, t_newest(xa, 4), 2L);	/* listed by it */
+	KUNIT_EXPECT_EQ(test, t_newest(xa, 3), -1L);	/* done before it */
+	KUNIT_EXPECT_EQ(test, t_newest(xa, 9), -1L);
+	/* 1.11.17's records (format 0), the same tear: x trusted by the lap rule. */
+	memset(ring, 0, RS_LOG_BYTES);
+	t_rec(ring, 100, T_NONCE, 10, 0, 7, 0, 8, 1);
+	t_rec(ring, 102, T_NONCE, 11, 0, 7, 0, 8, 2);
+	t_rec(ring, 0, T_NONCE, 48, 1, 3, 0, 8, 3);
+	t_rec(ring, 2, T_NONCE, 49, 1, 4, 0, 8, 4);
+	t_rec(ring, 4, T_NONCE, 50, 1, 1, 0, 8, 5);
+	ring[102 * RS_LOG_BLOCK + 40] ^= 1;
+	xa = t_scan(test, ring);
+	KUNIT_EXPECT_EQ(test, t_newest(xa, 7), 100L);
+	KUNIT_EXPECT_EQ(test, t_newest(xa, 3), 0L);
+}
+
+/*
+ * Format 1: of the trusted records, each stripe's newest; a listed record
+ * is trusted wherever it lies (a lap before, or skipped past), an unlisted
+ * one nowhere, and the newest whole record's own stripe keeps it.
+ */
+static void rs_log_test_scan_listed(struct kunit *test)
+{
+	static const u64 top[] = { 30, 41, 44 }, none[] = { 0 };
+	u8 *ring = t_ring(test);
+	struct xarray *xa;
+
+	t_rec1(test, ring, 10, 44, 3, 2, 1, top, ARRAY_SIZE(top));
+	t_rec1(test, ring, 0, 43, 3, 2, 2, none, 0);		/* the top's stripe, older */
+	t_rec1(test, ring, 5, 41, 3, 6, 3, none, 0);
+	t_rec1(test, ring, 1500, 30, 2, 8, 4, none, 0);		/* a lap before, in use */
+	t_rec1(test, ring, 1600, 31, 2, 8, 5, none, 0);		/* newer of 8, not listed */
+	t_rec1(test, ring, 1700, 32, 1, 6, 6, none, 0);		/* an older lap, not listed */
+	t_rec1(test, ring, 20, 45, 3, 6, 7, top, ARRAY_SIZE(top));
+	ring[21 * RS_LOG_BLOCK] ^= 0x80;			/* seq 45 torn: never began */
+	xa = t_scan(test, ring);
+	KUNIT_EXPECT_EQ(test, t_newest(xa, 2), 10L);
+	KUNIT_EXPECT_EQ(test, t_newest(xa, 6), 5L);
+	KUNIT_EXPECT_EQ(test, t_newest(xa, 8), 1500L);
+	/* Another state's newest record counts for nothing. */
+	t_rec1(test, ring, 30, 99, 3, 11, 8, none, 0);
+	((struct rs_log_rec_disk *)(ring + 30 * RS_LOG_BLOCK))->nonce = cpu_to_le64(T_NONCE + 1);
+	t_rehash(ring, 30);
+	xa = t_scan(test, ring);
+	KUNIT_EXPECT_EQ(test, t_newest(xa, 2), 10L);
+	KUNIT_EXPECT_EQ(test, t_newest(xa, 11), -1L);
+}
+
+/* One write of a ring: contiguous records in sequence, less than half the ring. */
+static void rs_log_test_batch(struct kunit *test)
+{
+	struct rs_log_ring *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	struct rs_log_slot first = { .start = 100, .len = 257, .seq = 5 };
+	struct rs_log_slot s = { .start = 357, .len = 257, .seq = 6 };
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	r->batch[0] = &first;
+	r->nr_batch = 1;
+	r->handed = 5;
+	KUNIT_EXPECT_TRUE(test, rs_log_batch_takes(r, &s, 357));
+	KUNIT_EXPECT_FALSE(test, rs_log_batch_takes(r, &s, 358));	/* not contiguous */
+	s.seq = 7;
+	KUNIT_EXPECT_FALSE(test, rs_log_batch_takes(r, &s, 357));	/* not the next */
+	s.seq = 6;
+	/* Up to block 100 + 1023: taken; one block more: not. */
+	s.len = RS_LOG_BLOCKS / 2 - 1 - 257;
+	KUNIT_EXPECT_TRUE(test, rs_log_batch_takes(r, &s, 357));
+	s.len++;
+	KUNIT_EXPECT_FALSE(test, rs_log_batch_takes(r, &s, 357));
+}
+
 /* Ring space: a record goes at the head, or at 0 when it does not fit; never over a busy one. */
 static void rs_log_test_ring_space(struct kunit *test)
 {
@@ -571,6 +738,10 @@ static struct kunit_case rs_log_cases[] = {
 	KUNIT_CASE(rs_log_test_record_bad_fields),
 	KUNIT_CASE(rs_log_test_scan_newest),
 	KUNIT_CASE(rs_log_test_scan_laps),
+	KUNIT_CASE(rs_log_test_list_busy),
+	KUNIT_CASE(rs_log_test_scan_torn_lap),
+	KUNIT_CASE(rs_log_test_scan_listed),
+	KUNIT_CASE(rs_log_test_batch),
 	KUNIT_CASE(rs_log_test_ring_space),
 	{}
 };

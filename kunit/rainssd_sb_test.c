@@ -950,6 +950,20 @@ static void t_torn_commit(struct kunit *test, struct t_vol *v, unsigned long ski
 }
 
 /*
+ * Slot @i rebuilding at @cp at generation T_E - 1, then the commit that
+ * says it is in sync (T_E) reached every member but it.
+ */
+static void t_rebuild_end_missed(struct kunit *test, struct t_vol *v, unsigned int i, u64 cp)
+{
+	v->sb.state[i] = RS_MS_REBUILDING;
+	v->sb.cp[i] = cp;
+	t_members(test, v, T_E - 1);
+	v->sb.state[i] = RS_MS_IN_SYNC;
+	v->sb.cp[i] = 0;
+	t_torn_commit(test, v, BIT(i), T_E);
+}
+
+/*
  * Members one generation behind (1.11.12). A power cut inside a commit
  * leaves the members it had not reached at the generation before, with the
  * state the others held just before it: taken as the newest superblock
@@ -1060,23 +1074,14 @@ static void rs_sb_test_one_behind(struct kunit *test)
 	 * the whole volume rebuilt (up to 1.11.16 stale); stale from any
 	 * other checkpoint, which no commit ends a rebuild at.
 	 */
-	v->sb.cp[2] = T_STRIPES;
-	t_members(test, v, T_E - 1);
-	v->sb.state[2] = RS_MS_IN_SYNC;
-	v->sb.cp[2] = 0;
-	t_torn_commit(test, v, BIT(2), T_E);
+	t_rebuild_end_missed(test, v, 2, T_STRIPES);
 	t_assemble(v);
 	T_OK(test, v);
 	KUNIT_EXPECT_EQ(test, v->out.stale, 0UL);
 	KUNIT_EXPECT_EQ(test, v->out.behind, BIT(2));
 	KUNIT_EXPECT_EQ(test, v->out.log_from, U64_MAX);
 	T_STATES(test, v, "AAAA");
-	v->sb.state[2] = RS_MS_REBUILDING;
-	v->sb.cp[2] = 300;
-	t_members(test, v, T_E - 1);
-	v->sb.state[2] = RS_MS_IN_SYNC;
-	v->sb.cp[2] = 0;
-	t_torn_commit(test, v, BIT(2), T_E);
+	t_rebuild_end_missed(test, v, 2, 300);
 	t_assemble(v);
 	T_OK(test, v);
 	KUNIT_EXPECT_EQ(test, v->out.stale, BIT(2));
@@ -1503,6 +1508,48 @@ static void rs_sb_test_blank_member(struct kunit *test)
 	T_REFUSED(test, v, 3, "no superblock");
 }
 
+/*
+ * rebuild <idx> for a member in sync that holds the newest state, or the
+ * one before it that the newest vouches for, after an unclean shutdown:
+ * refused, since the dirty regions need its data to be resynced (up to
+ * 1.11.17 rebuilt from 0, its chunks there unreadable for good; a table
+ * saved during a rebuild carries rebuild <idx>). After a clean shutdown,
+ * and for a device that missed more (stale), rebuilt from 0 as asked.
+ */
+static void rs_sb_test_rebuild_in_sync(struct kunit *test)
+{
+	struct t_vol *v = t_vol(test, T_N);
+
+	t_members(test, v, T_E);
+	v->a.slot[2].rebuild = true;
+	t_assemble(v);
+	T_REFUSED(test, v, 2, "unclean shutdown");
+	/* The commit that ended its rebuild reached every member but it. */
+	t_rebuild_end_missed(test, v, 2, T_STRIPES);
+	t_assemble(v);
+	T_REFUSED(test, v, 2, "unclean shutdown");
+	v->a.slot[2].rebuild = false;
+	t_assemble(v);
+	T_OK(test, v);
+	T_STATES(test, v, "AAAA");
+	/* After a clean shutdown: rebuilt from 0. */
+	v->a.slot[2].rebuild = true;
+	v->sb.flags = RS_SBF_CLEAN;
+	t_members(test, v, T_E);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.sb.cp[2], 0ULL);
+	T_STATES(test, v, "AARA");
+	v->sb.flags = 0;
+	/* Two generations behind: stale, rebuilt from 0. */
+	t_members(test, v, T_E);
+	t_member(test, v, 2, T_E - 2);
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.sb.cp[2], 0ULL);
+	T_STATES(test, v, "AARA");
+}
+
 /* "rebuild" of a member the superblocks say is rebuilding: from its checkpoint. */
 static void rs_sb_test_rebuild_resume(struct kunit *test)
 {
@@ -1823,6 +1870,7 @@ static struct kunit_case rs_sb_cases[] = {
 	KUNIT_CASE(rs_sb_test_rebuild_blank),
 	KUNIT_CASE(rs_sb_test_blank_member),
 	KUNIT_CASE(rs_sb_test_rebuild_resume),
+	KUNIT_CASE(rs_sb_test_rebuild_in_sync),
 	KUNIT_CASE(rs_sb_test_log_cover),
 	KUNIT_CASE(rs_sb_test_no_bitmap),
 	KUNIT_CASE(rs_sb_test_rebuild_during_resync),

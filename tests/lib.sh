@@ -226,6 +226,37 @@ t_sb_put() {
 	dd if="$2" of="$1" bs=4096 seek=256 count=2 oflag=direct conv=notrunc status=none ||
 		fail "the superblocks of $1 cannot be written"
 }
+# t_counter_writes <dev> <offset> <size> <count>: <count> O_DIRECT writes
+# of <size> bytes at <offset>, one after another, the i-th starting with
+# (offset + i, size) as two le64 (the rest zeros).
+t_counter_writes() {
+	python3 - "$@" <<'PY'
+import mmap, os, sys
+dev, off, size, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+fd = os.open(dev, os.O_WRONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, size)
+for i in range(count):
+    buf[0:16] = (off + i).to_bytes(8, "little") + size.to_bytes(8, "little")
+    if os.pwrite(fd, buf, off) != size:
+        sys.exit("short write")
+os.close(fd)
+PY
+}
+
+# t_log_hdr <dev> <b>: the first 40 bytes of block <b> of the member's
+# degraded-write log ring (at 4 MiB), in hex; t_le <hex> <offset> <n>: the
+# little-endian number of <n> bytes at byte <offset> of such a string.
+t_log_hdr() {
+	dd if="$1" bs=4096 skip=$((1024 + $2)) count=1 iflag=direct status=none |
+		od -An -tx1 -N40 | tr -d ' \n'
+}
+t_le() {
+	local h=$1 o=$2 n=$3 r="" i
+	for ((i = n - 1; i >= 0; i--)); do r+=${h:$(((o + i) * 2)):2}; done
+	echo $((16#$r))
+}
+T_LOG_MAGIC=525353444c4f4752
+
 # t_sb_newest <dev>: saves its two superblock copies in /tmp/lib.sb and
 # prints the byte offset there of the newer one (0 or 4096).
 t_sb_newest() {

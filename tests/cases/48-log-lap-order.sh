@@ -32,27 +32,10 @@ t_channels 4 --size-mb 64 --lat-us 100
 t_create rslo 16
 v=/dev/mapper/rslo
 dmsetup message rslo 0 fail 2 || fail "fail 2"
-# write <offset> <size> <count>: O_DIRECT writes of a counter pattern
-write() {
-	python3 - "$v" "$@" <<'PY'
-import mmap, os, sys
-dev, off, size, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-fd = os.open(dev, os.O_WRONLY | os.O_DIRECT)
-buf = mmap.mmap(-1, size)
-for i in range(count):
-    buf[0:16] = (off + i).to_bytes(8, "little") + size.to_bytes(8, "little")
-    if os.pwrite(fd, buf, off) != size:
-        sys.exit("short write")
-os.close(fd)
-PY
-}
-# ring_hdr <b>: the first 40 bytes of block b of member 3's ring, in hex
-ring_hdr() {
-	dd if="${T_DEVS[3]}" bs=4096 skip=$((1024 + $1)) count=1 iflag=direct status=none |
-		od -An -tx1 -N40 | tr -d ' \n'
-}
-le() { local h=$1 o=$2 n=$3 r="" i; for ((i = n - 1; i >= 0; i--)); do r+=${h:$(((o + i) * 2)):2}; done; echo $((16#$r)); }
-magic=525353444c4f4752
+write() { t_counter_writes "$v" "$@"; }
+ring_hdr() { t_log_hdr "${T_DEVS[3]}" "$1"; }
+le() { t_le "$@"; }
+magic=$T_LOG_MAGIC
 write 0 4096 1023 || fail "the writes that fill lap 0"
 h=$(ring_hdr 2044)
 [ "${h:0:16}" = $magic ] && [ "$(le "$h" 32 4)" = 0 ] ||
