@@ -53,6 +53,12 @@
  * that record lies in the ring's last two records of the largest size
  * (257 blocks each). The lap rule stays for format 0 records (1.11.17 and
  * older, which read the new headers by that rule; the zeros keep it sound).
+ *
+ * The argument rests on three things outside this file: an update's
+ * rs_log_done() comes before its stripes are unlocked (rs_r5_finish()), so
+ * a stripe has one record in use at a time; a stripe's records all go to
+ * its parity member's ring; and a logged update's data and parity writes
+ * carry FUA.
  */
 #include <linux/bio.h>
 #include <linux/crc32c.h>
@@ -579,43 +585,6 @@ static int rs_log_rw(struct rainssd *rs, struct dm_io_client *io, unsigned int m
 	return r ? r : (error ? -EIO : 0);
 }
 
-/* Whether block @b of @ring holds a whole record of @nonce; its header in *@d. */
-static bool rs_log_valid(const u8 *ring, unsigned int b, u64 nonce, unsigned int n,
-			 unsigned int chunk, const struct rs_log_rec_disk **d, unsigned int *len)
-{
-	const struct rs_log_rec_disk *h = (const void *)(ring + (size_t)b * RS_LOG_BLOCK);
-	struct rs_log_rec_disk tmp;
-	unsigned int start, end, bytes;
-
-	if (le64_to_cpu(h->magic) != RS_LOG_MAGIC || le64_to_cpu(h->nonce) != nonce ||
-	    le32_to_cpu(h->block) != b)
-		return false;
-	memcpy(&tmp, h, sizeof(tmp));
-	tmp.hdr_crc = 0;
-	{
-		u32 crc = crc32c(~0U, &tmp, sizeof(tmp));
-
-		crc = crc32c(crc, (const u8 *)h + sizeof(tmp), RS_LOG_BLOCK - sizeof(tmp));
-		if (~crc != le32_to_cpu(h->hdr_crc))
-			return false;
-	}
-	start = le32_to_cpu(h->rows_start);
-	end = le32_to_cpu(h->rows_end);
-	if (start >= end || end > chunk)
-		return false;
-	if (le32_to_cpu(h->format) > RS_LOG_FORMAT || le32_to_cpu(h->nr_busy) > RS_LOG_SLOTS ||
-	    (!h->format && h->nr_busy))
-		return false;
-	bytes = (end - start) << SECTOR_SHIFT;
-	*len = 1 + DIV_ROUND_UP(bytes, RS_LOG_BLOCK);
-	if (b + *len > RS_LOG_BLOCKS)
-		return false;
-	if (~crc32c(~0U, ring + (size_t)(b + 1) * RS_LOG_BLOCK, bytes) != le32_to_cpu(h->data_crc))
-		return false;
-	*d = h;
-	return true;
-}
-
 /* Whether the format 1 record @top lists sequence number @seq. */
 static bool rs_log_listed(const struct rs_log_rec_disk *top, u64 seq)
 {
@@ -627,12 +596,58 @@ static bool rs_log_listed(const struct rs_log_rec_disk *top, u64 seq)
 	return false;
 }
 
+/* Whether block @b of @ring holds a header of @nonce, whole, written there. */
+static bool rs_log_hdr_whole(const u8 *ring, unsigned int b, u64 nonce)
+{
+	const struct rs_log_rec_disk *h = (const void *)(ring + (size_t)b * RS_LOG_BLOCK);
+	struct rs_log_rec_disk tmp;
+	u32 crc;
+
+	if (le64_to_cpu(h->magic) != RS_LOG_MAGIC || le64_to_cpu(h->nonce) != nonce ||
+	    le32_to_cpu(h->block) != b)
+		return false;
+	memcpy(&tmp, h, sizeof(tmp));
+	tmp.hdr_crc = 0;
+	crc = crc32c(~0U, &tmp, sizeof(tmp));
+	crc = crc32c(crc, (const u8 *)h + sizeof(tmp), RS_LOG_BLOCK - sizeof(tmp));
+	return ~crc == le32_to_cpu(h->hdr_crc);
+}
+
+/* Whether block @b of @ring holds a whole record of @nonce; its header in *@d. */
+static bool rs_log_valid(const u8 *ring, unsigned int b, u64 nonce, unsigned int n,
+			 unsigned int chunk, const struct rs_log_rec_disk **d, unsigned int *len)
+{
+	const struct rs_log_rec_disk *h = (const void *)(ring + (size_t)b * RS_LOG_BLOCK);
+	unsigned int start, end, bytes;
+
+	if (!rs_log_hdr_whole(ring, b, nonce))
+		return false;
+	start = le32_to_cpu(h->rows_start);
+	end = le32_to_cpu(h->rows_end);
+	if (start >= end || end > chunk)
+		return false;
+	/* Format 1 lists at least the record itself, which was in use. */
+	if (le32_to_cpu(h->format) > RS_LOG_FORMAT || le32_to_cpu(h->nr_busy) > RS_LOG_SLOTS ||
+	    (!h->format && h->nr_busy) ||
+	    (h->format && !rs_log_listed(h, le64_to_cpu(h->seq))))
+		return false;
+	bytes = (end - start) << SECTOR_SHIFT;
+	*len = 1 + DIV_ROUND_UP(bytes, RS_LOG_BLOCK);
+	if (b + *len > RS_LOG_BLOCKS)
+		return false;
+	if (~crc32c(~0U, ring + (size_t)(b + 1) * RS_LOG_BLOCK, bytes) != le32_to_cpu(h->data_crc))
+		return false;
+	*d = h;
+	return true;
+}
+
 /*
  * The records of @nonce in @ring that replay may trust, each stripe's newest
  * of them into @newest (stripe -> block, as an xarray value). Trusted (see
  * the top of this file): the newest whole record and those it lists when
  * it is of format 1; else the newest record's lap up to it, and the lap
- * before it past it. 0, or -ENOMEM.
+ * before it past it. 0, -ENOMEM, or -EPROTO for a whole header of a later
+ * format, which this version cannot replay.
  */
 static int rs_log_scan(const u8 *ring, u64 nonce, unsigned int n, unsigned int chunk,
 		       struct xarray *newest)
@@ -646,8 +661,12 @@ static int rs_log_scan(const u8 *ring, u64 nonce, unsigned int n, unsigned int c
 	int r;
 
 	for (b = 0; b < RS_LOG_BLOCKS; b++) {
-		if (!rs_log_valid(ring, b, nonce, n, chunk, &d, &len))
+		if (!rs_log_valid(ring, b, nonce, n, chunk, &d, &len)) {
+			if (rs_log_hdr_whole(ring, b, nonce) &&
+			    le32_to_cpu(rs_log_at(ring, b)->format) > RS_LOG_FORMAT)
+				return -EPROTO;
 			continue;
+		}
 		if (!any || le64_to_cpu(d->seq) > top_seq) {
 			any = true;
 			top_seq = le64_to_cpu(d->seq);
@@ -757,6 +776,8 @@ int rs_log_replay(struct rs_log *log, u64 nonce, u64 from, unsigned int *replaye
 		/* Each stripe's newest record on this ring (its parity is on this member). */
 		xa_init(&newest);
 		r = rs_log_scan(ring, nonce, rs->geom.n, rs->geom.chunk, &newest);
+		if (r == -EPROTO)
+			DMERR("member %u: log records of a later format: cannot replay", m);
 		if (r) {
 			xa_destroy(&newest);
 			break;

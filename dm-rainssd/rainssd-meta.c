@@ -769,6 +769,7 @@ int rs_meta_prepare(struct rs_meta *m, struct rs_activation *a, struct rs_meta_b
 		return -ENOMEM;
 	r = rs_meta_read(m->rs, a);
 	if (!r) {
+		a->at_resume = true;
 		rs_assemble(a, as);
 		if (as->error) {
 			DMERR("resume refused: %s (member %d)", as->error, as->bad_slot);

@@ -572,12 +572,14 @@ void rs_assemble(const struct rs_activation *a, struct rs_assembly *out)
 			 * its chunks there would read as I/O errors for good.
 			 * Up to 1.11.17 taken so (a table saved during a
 			 * rebuild carries rebuild <idx>; found by a review).
+			 * Decided at the first resume: a constructor beside a
+			 * live table (a reload) sees superblocks in use.
 			 */
-			if (sb->state[i] == RS_MS_IN_SYNC && !(newest->flags & RS_SBF_CLEAN) &&
-			    !rs_slot_blank(sl) &&
+			if (a->at_resume && sb->state[i] == RS_MS_IN_SYNC &&
+			    !(newest->flags & RS_SBF_CLEAN) && !rs_slot_blank(sl) &&
 			    (test_bit(i, &out->behind) || rs_slot_holds(sl, newest)))
 				return rs_refuse(out, i,
-				 "Member is in sync after an unclean shutdown: its data resync the dirty regions; activate without rebuild <idx> first");
+				 "Member is in sync and the last shutdown was unclean: its data is needed to resync the dirty regions; activate without rebuild <idx> and let the resync end first");
 			/*
 			 * Its checkpoint counts only for the member that
 			 * rebuilt up to it: one holding @newest itself, or the

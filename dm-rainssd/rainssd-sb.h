@@ -142,6 +142,12 @@ struct rs_activation {
 	u64 stripes;			/* the table's length in stripes (rounded up) */
 	u64 usable_stripes;		/* what the members hold */
 	bool nosync;
+	/*
+	 * The table's first resume (rs_meta_prepare()), not its constructor:
+	 * the superblocks' clean flag then says how the last table ended.
+	 * While another table of the device is live it is not clean.
+	 */
+	bool at_resume;
 	u32 region_stripes;		/* a new volume's bitmap regions */
 	bool region_given;		/* the table names region_size: must match */
 	u64 member_sectors;		/* the members' size */

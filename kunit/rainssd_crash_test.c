@@ -535,21 +535,28 @@ static void rs_log_test_scan_laps(struct kunit *test)
 
 /*
  * A format 1 record (1.11.18) at block @b, lap @lap, stripe @stripe, rows
- * [0, 8), listing the @nr sequence numbers @busy as in use when it took
- * its space (by rs_log_list_busy() over a ring whose slots hold them).
+ * [0, 8), listing the @nr sequence numbers @busy, and @seq itself when they
+ * do not, as in use when it took its space (by rs_log_list_busy() over a
+ * ring whose slots hold them).
  */
 static void t_rec1(struct kunit *test, u8 *ring, unsigned int b, u64 seq, u32 lap, u64 stripe,
 		   u8 fill, const u64 *busy, unsigned int nr)
 {
 	struct rs_log_ring *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
-	unsigned int i;
+	unsigned int i, k;
+	bool self = false;
 
 	KUNIT_ASSERT_NOT_NULL(test, r);
 	KUNIT_ASSERT_LE(test, nr, (unsigned int)RS_LOG_SLOTS);
 	/* every other slot, so that the list does not follow the slots' order */
-	for (i = 0; i < nr; i++) {
-		r->slot[(2 * i) % RS_LOG_SLOTS + (2 * i >= RS_LOG_SLOTS)].busy = true;
-		r->slot[(2 * i) % RS_LOG_SLOTS + (2 * i >= RS_LOG_SLOTS)].seq = busy[i];
+	for (i = 0; i <= nr; i++) {
+		if (i == nr && self)
+			break;
+		KUNIT_ASSERT_LT(test, i, (unsigned int)RS_LOG_SLOTS);
+		k = (2 * i) % RS_LOG_SLOTS + (2 * i >= RS_LOG_SLOTS);
+		r->slot[k].busy = true;
+		r->slot[k].seq = i < nr ? busy[i] : seq;
+		self |= r->slot[k].seq == seq;
 	}
 	rs_log_list_busy(r, (void *)(ring + (size_t)b * RS_LOG_BLOCK));
 	t_rec(ring, b, T_NONCE, seq, lap, stripe, 0, 8, fill);
@@ -580,18 +587,38 @@ static void rs_log_test_list_busy(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, le32_to_cpu(d->nr_busy), (u32)RS_LOG_SLOTS);
 	KUNIT_EXPECT_TRUE(test, rs_log_listed(d, 131));
 	t_rec1(test, ring, 0, 21, 0, 5, 1, busy, 1);
-	KUNIT_EXPECT_EQ(test, le32_to_cpu(d->nr_busy), 1U);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(d->nr_busy), 2U);
+	KUNIT_EXPECT_TRUE(test, rs_log_listed(d, 20));
+	KUNIT_EXPECT_TRUE(test, rs_log_listed(d, 21));
 	KUNIT_EXPECT_FALSE(test, rs_log_listed(d, 131));
-	for (i = 1; i < RS_LOG_SLOTS; i++)
+	for (i = 2; i < RS_LOG_SLOTS; i++)
 		KUNIT_EXPECT_EQ(test, le64_to_cpu(d->busy[i]), 0ULL);
+	/* A list without the record itself, or empty: not a record. */
+	((struct rs_log_rec_disk *)ring)->nr_busy = cpu_to_le32(1);
+	t_rehash(ring, 0);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(d->busy[0]), 20ULL);
+	KUNIT_EXPECT_FALSE(test, t_valid(ring, 0, T_NONCE, &len));
+	((struct rs_log_rec_disk *)ring)->nr_busy = 0;
+	t_rehash(ring, 0);
+	KUNIT_EXPECT_FALSE(test, t_valid(ring, 0, T_NONCE, &len));
 	/* A list that cannot be: not a record. */
 	((struct rs_log_rec_disk *)ring)->nr_busy = cpu_to_le32(RS_LOG_SLOTS + 1);
 	t_rehash(ring, 0);
 	KUNIT_EXPECT_FALSE(test, t_valid(ring, 0, T_NONCE, &len));
-	((struct rs_log_rec_disk *)ring)->nr_busy = cpu_to_le32(1);
+	((struct rs_log_rec_disk *)ring)->nr_busy = cpu_to_le32(2);
+	t_rehash(ring, 0);
+	KUNIT_EXPECT_TRUE(test, t_valid(ring, 0, T_NONCE, &len));
+	/* A later format: not a record, and a scan that meets it refuses. */
 	((struct rs_log_rec_disk *)ring)->format = cpu_to_le32(RS_LOG_FORMAT + 1);
 	t_rehash(ring, 0);
 	KUNIT_EXPECT_FALSE(test, t_valid(ring, 0, T_NONCE, &len));
+	{
+		struct xarray xa;
+
+		xa_init(&xa);
+		KUNIT_EXPECT_EQ(test, rs_log_scan(ring, T_NONCE, T_N, T_CHUNK, &xa), -EPROTO);
+		xa_destroy(&xa);
+	}
 	((struct rs_log_rec_disk *)ring)->format = 0;
 	t_rehash(ring, 0);
 	KUNIT_EXPECT_FALSE(test, t_valid(ring, 0, T_NONCE, &len));
@@ -660,7 +687,7 @@ static void rs_log_test_scan_listed(struct kunit *test)
 	t_rec1(test, ring, 0, 43, 3, 2, 2, none, 0);		/* the top's stripe, older */
 	t_rec1(test, ring, 5, 41, 3, 6, 3, none, 0);
 	t_rec1(test, ring, 1500, 30, 2, 8, 4, none, 0);		/* a lap before, in use */
-	t_rec1(test, ring, 1600, 31, 2, 8, 5, none, 0);		/* newer of 8, not listed */
+	t_rec1(test, ring, 1600, 31, 2, 10, 5, none, 0);		/* done: not listed */
 	t_rec1(test, ring, 1700, 32, 1, 6, 6, none, 0);		/* an older lap, not listed */
 	t_rec1(test, ring, 20, 45, 3, 6, 7, top, ARRAY_SIZE(top));
 	ring[21 * RS_LOG_BLOCK] ^= 0x80;			/* seq 45 torn: never began */
@@ -668,6 +695,7 @@ static void rs_log_test_scan_listed(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t_newest(xa, 2), 10L);
 	KUNIT_EXPECT_EQ(test, t_newest(xa, 6), 5L);
 	KUNIT_EXPECT_EQ(test, t_newest(xa, 8), 1500L);
+	KUNIT_EXPECT_EQ(test, t_newest(xa, 10), -1L);
 	/* Another state's newest record counts for nothing. */
 	t_rec1(test, ring, 30, 99, 3, 11, 8, none, 0);
 	((struct rs_log_rec_disk *)(ring + 30 * RS_LOG_BLOCK))->nonce = cpu_to_le64(T_NONCE + 1);
@@ -675,6 +703,123 @@ static void rs_log_test_scan_listed(struct kunit *test)
 	xa = t_scan(test, ring);
 	KUNIT_EXPECT_EQ(test, t_newest(xa, 2), 10L);
 	KUNIT_EXPECT_EQ(test, t_newest(xa, 11), -1L);
+}
+
+/*
+ * rs_log_write() itself: each header lists the ring's records in use when
+ * it took its space, its own and those of its operation included, never a
+ * record done before. Ring 3 is kept "writing", so nothing is submitted.
+ */
+struct t_lw {
+	struct rainssd rs;
+	struct rs_log *log;
+	struct rs_op op[3];
+	struct page *pp[2];
+};
+
+static void t_lw_destroy(void *p)
+{
+	struct t_lw *t = p;
+	unsigned int i;
+
+	rs_log_destroy(t->log);
+	for (i = 0; i < ARRAY_SIZE(t->pp); i++)
+		if (t->pp[i])
+			__free_page(t->pp[i]);
+}
+
+/* The k-th update of @op: stripe op->stripe + 4k (parity on member 3), 8 rows. */
+static void t_lw_fill(struct rs_op *op, unsigned int k, struct rs_log_update *u)
+{
+	memset(u, 0, sizeof(*u));
+	u->stripe = op->stripe + 4 * k;
+	u->parity = rs_parity_member(&op->rs->geom, u->stripe);
+	u->rows.start = 0;
+	u->rows.end = 8;
+	u->w[0] = u->rows;
+	u->pp_pidx = k;
+}
+
+static void t_lw_never(struct rs_op *op)
+{
+}
+
+/* The header of @op's record of stripe @stripe: its sequence number in *@seq. */
+static const struct rs_log_rec_disk *t_lw_hdr(struct kunit *test, struct t_lw *t,
+					      struct rs_op *op, u64 stripe)
+{
+	struct rs_log_ring *r = &t->log->ring[3];
+	const struct rs_log_rec_disk *d;
+	unsigned int i;
+
+	for (i = 0; i < RS_LOG_SLOTS; i++) {
+		if (!r->slot[i].busy || r->slot[i].op != op)
+			continue;
+		d = page_address(r->slot[i].hdr);
+		if (le64_to_cpu(d->stripe) == stripe)
+			return d;
+	}
+	KUNIT_FAIL(test, "no record of stripe %llu in use", stripe);
+	return NULL;
+}
+
+static void rs_log_test_write_lists(struct kunit *test)
+{
+	struct t_lw *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+	const struct rs_log_rec_disk *a, *b, *c, *e;
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	KUNIT_ASSERT_EQ(test, rs_geom_init(&t->rs.geom, T_N, T_CHUNK), 0);
+	KUNIT_ASSERT_EQ(test, rs_log_create(&t->rs, &t->log), 0);
+	for (i = 0; i < ARRAY_SIZE(t->pp); i++)
+		t->pp[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, t_lw_destroy, t), 0);
+	KUNIT_ASSERT_TRUE(test, t->pp[0] && t->pp[1]);
+	KUNIT_ASSERT_EQ(test, rs_parity_member(&t->rs.geom, 0), 3U);
+	t->log->ring[3].writing = true;
+	for (i = 0; i < ARRAY_SIZE(t->op); i++) {
+		t->op[i].rs = &t->rs;
+		t->op[i].pages = t->pp;
+		t->op[i].nr_pages = ARRAY_SIZE(t->pp);
+		t->op[i].stripe = 8 * i;
+	}
+	/* One record, then an operation of two: 1; 1, 2, 3 in each of its. */
+	KUNIT_ASSERT_TRUE(test, rs_log_write(t->log, &t->op[0], 1, t_lw_fill, T_NONCE,
+					     t_lw_never, t_lw_never));
+	KUNIT_ASSERT_TRUE(test, rs_log_write(t->log, &t->op[1], 2, t_lw_fill, T_NONCE,
+					     t_lw_never, t_lw_never));
+	a = t_lw_hdr(test, t, &t->op[0], 0);
+	b = t_lw_hdr(test, t, &t->op[1], 8);
+	c = t_lw_hdr(test, t, &t->op[1], 12);
+	KUNIT_ASSERT_TRUE(test, a && b && c);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(a->seq), 1ULL);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(a->format), RS_LOG_FORMAT);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(a->nr_busy), 1U);
+	KUNIT_EXPECT_TRUE(test, rs_log_listed(a, 1));
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(a->block), 0U);
+	for (i = 0; i < 2; i++) {
+		e = i ? c : b;
+		KUNIT_EXPECT_EQ(test, le64_to_cpu(e->seq), 2ULL + i);
+		KUNIT_EXPECT_EQ(test, le32_to_cpu(e->nr_busy), 3U);
+		KUNIT_EXPECT_TRUE(test, rs_log_listed(e, 1));
+		KUNIT_EXPECT_TRUE(test, rs_log_listed(e, 2));
+		KUNIT_EXPECT_TRUE(test, rs_log_listed(e, 3));
+	}
+	/* The first done: the next record lists 2, 3 and 4, never 1. */
+	rs_log_done(t->log, &t->op[0]);
+	KUNIT_ASSERT_TRUE(test, rs_log_write(t->log, &t->op[2], 1, t_lw_fill, T_NONCE,
+					     t_lw_never, t_lw_never));
+	e = t_lw_hdr(test, t, &t->op[2], 16);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(e->seq), 4ULL);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(e->nr_busy), 3U);
+	KUNIT_EXPECT_FALSE(test, rs_log_listed(e, 1));
+	KUNIT_EXPECT_TRUE(test, rs_log_listed(e, 2));
+	KUNIT_EXPECT_TRUE(test, rs_log_listed(e, 3));
+	KUNIT_EXPECT_TRUE(test, rs_log_listed(e, 4));
+	/* The lap 0 records at blocks 0, 2, 4, then 6. */
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(e->block), 6U);
 }
 
 /* One write of a ring: contiguous records in sequence, less than half the ring. */
@@ -742,6 +887,7 @@ static struct kunit_case rs_log_cases[] = {
 	KUNIT_CASE(rs_log_test_scan_torn_lap),
 	KUNIT_CASE(rs_log_test_scan_listed),
 	KUNIT_CASE(rs_log_test_batch),
+	KUNIT_CASE(rs_log_test_write_lists),
 	KUNIT_CASE(rs_log_test_ring_space),
 	{}
 };

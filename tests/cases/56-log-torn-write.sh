@@ -14,7 +14,7 @@
 # newest of stripe 0 and wrote the parity of x's time: v1 read back, an
 # acknowledged write lost. Since 1.11.18 replay trusts only the newest
 # whole record and the records in use when it took its space, which it
-# lists: stripe 4's last record alone.
+# lists: stripe 4's last record alone (the kernel log says 1 replayed).
 . "$REPO/tests/lib.sh"
 N=4
 CHUNK=16		# 8 KiB chunks: a data stripe is 24 KiB
@@ -56,7 +56,10 @@ printf '\377\377\377\377\377\377\377\377' |
 	fail "tear y"
 mark=$(dmesg | wc -l)
 echo "$line" | dmsetup create $VOL || fail "created again: $(dmesg | tail -2)"
-dmesg | tail -n +$((mark + 1)) | grep -E 'replayed' | sed 's/^.*\] */    # /'
+rep=$(dmesg | tail -n +$((mark + 1)) | grep -E 'logged stripe update\(s\) replayed' | sed 's/^.*\] *//')
+note "$rep"
+# stripe 4's last record alone (the newest whole one, which lists only itself)
+[[ "$rep" = *": 1 logged stripe update(s) replayed" ]] || fail "replayed: '$rep', not stripe 4's record alone"
 [ "$(t_status_field $VOL 2)" = AADA ] || fail "health $(t_status_field $VOL 2), not AADA"
 got=$(dd if=$v bs=4096 skip=$((X / 4096)) count=1 iflag=direct status=none | od -An -tx1 -N4 | tr -d ' \n')
 [ "$got" = 22222222 ] ||
