@@ -48,6 +48,7 @@ struct rs_sync {
 	u64 pos;
 	unsigned int nr;
 	u64 region_first, region_end;	/* RS_SYNC_REGION: the region, and where it stops */
+	u64 region_nr;			/* its stripes (region_end can stop before them) */
 	u64 regions_done;		/* dirty regions resynced since the resume */
 
 	struct rs_rate rate;
@@ -63,6 +64,21 @@ static void rs_sync_stuck(struct rs_sync *s, unsigned int rb, u64 cp)
 		DMERR("member %u: its chunks there read as I/O errors; the rebuild is held", rb);
 	}
 	WRITE_ONCE(s->stuck, true);
+}
+
+/*
+ * Dirty region [@first, @first + @nr) resynced (or made right by the
+ * log's replay): its parity can be used again. Any context.
+ */
+static void rs_sync_region_done(struct rs_sync *s, u64 first, u64 nr)
+{
+	struct rainssd *rs = s->rs;
+
+	rs_bitmap_synced(rs->bitmap, first, nr);
+	s->regions_done++;
+	/* Every region the log did not cover resynced: the flag goes. */
+	if (!rs_bitmap_to_sync(rs->bitmap))
+		rs_meta_set_uncovered(rs->meta, 0);
 }
 
 /*
@@ -89,6 +105,7 @@ static enum rs_sync_what rs_sync_next(struct rs_sync *s, u64 *pos)
 		if (first != s->region_first || s->region_end <= first) {
 			s->region_first = first;
 			s->region_end = first + nr;
+			s->region_nr = nr;
 			s->pos = first;
 		}
 		s->region_end = min(s->region_end, max(READ_ONCE(rs->log_cover), first));
@@ -100,11 +117,8 @@ static enum rs_sync_what rs_sync_next(struct rs_sync *s, u64 *pos)
 			*pos = s->pos;
 			return RS_SYNC_REGION;
 		}
-		rs_bitmap_synced(rs->bitmap, first, nr);
-		s->regions_done++;
-		/* Every region the log did not cover resynced: the flag goes. */
-		if (!rs_bitmap_to_sync(rs->bitmap))
-			rs_meta_set_uncovered(rs->meta, 0);
+		/* Nothing of it below the log's cover: the replay made it right. */
+		rs_sync_region_done(s, first, nr);
 	}
 	if (resync < rs->stripes) {
 		if (rb != RS_NO_MEMBER)
@@ -308,8 +322,16 @@ static void rs_sync_done(void *ctx, blk_status_t status, u64 mismatches)
 		return;
 	}
 	if (s->what == RS_SYNC_REGION) {
-		/* The region's sync bit goes when rs_sync_next() finds it done. */
+		/*
+		 * The region's last stretch: its bit goes now, its stripes
+		 * still held. Up to 1.11.18 it went at the next look for work,
+		 * which a member failing, frozen or a suspend meanwhile never
+		 * made: a resynced region stayed dirty, its failed member's
+		 * chunks read as I/O errors and a rebuild of it was held.
+		 */
 		s->pos = cp;
+		if (cp >= s->region_end)
+			rs_sync_region_done(s, s->region_first, s->region_nr);
 		end = false;
 	} else if (s->what == RS_SYNC_CHECK || s->what == RS_SYNC_REPAIR) {
 		spin_lock_irq(&s->lock);

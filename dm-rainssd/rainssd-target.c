@@ -988,7 +988,7 @@ static void rs_postsuspend(struct dm_target *ti)
 
 static struct target_type rainssd_target = {
 	.name = "rainssd",
-	.version = {1, 11, 18},
+	.version = {1, 11, 19},
 	.module = THIS_MODULE,
 	.ctr = rs_ctr,
 	.dtr = rs_dtr,

@@ -235,6 +235,10 @@ int rs_tier_r_check(const struct rs_tier_layout *t, const u8 *r, u64 stripes,
 		*why = "record of a stripe beyond the volume";
 		return -EINVAL;
 	}
+	if (rs_tier_r_seq(r) > RS_TIER_SEQ_LIMIT) {
+		*why = "record with a sequence number near its limit";
+		return -EINVAL;
+	}
 	for (k = 0; k < t->n - 1; k++) {
 		e = rs_tier_r_k(t, r, k);
 		if (e[2] || e[3]) {

@@ -92,6 +92,12 @@ const char *rs_place_name(enum rs_place p);
  */
 #define RS_TIER_BLOCK		4096U
 #define RS_TIER_BLOCK_SECTORS	(RS_TIER_BLOCK >> 9)
+/*
+ * The highest commit sequence number, block generation and record sequence
+ * number a table may be loaded with: the superblocks' generation limit and
+ * spare (rainssd-sb.h), so that the numbers after them never wrap.
+ */
+#define RS_TIER_SEQ_LIMIT	(S64_MAX - BIT_ULL(32))
 #define RS_TIER_HDR		64U	/* every block's header */
 #define RS_TIER_MAGIC		0x3152544453534e52ULL	/* "RNSSDTR1" */
 #define RS_TIER_VEC_PER_BLOCK	((RS_TIER_BLOCK - RS_TIER_HDR) / 8)

@@ -1028,10 +1028,11 @@ static void rs_tier_reset(struct rs_tier *tr)
  * every live member's two copies, the valid copy with the newest generation
  * wins. A fresh volume (@fresh) gets an empty table instead. With @write
  * (the first resume) the whole table is then written again with the next
- * generations, to every live member (a replaced member gets it too, and
- * every copy agrees). -EINVAL with @why when the table is corrupt: a block
- * that no member holds whole, a header for another layout, an impossible
- * record. Sleeps.
+ * generations, twice, to every live member (a replaced member gets it too,
+ * and every copy and both commit record slots agree). -EINVAL with @why
+ * when the table is corrupt: a block that no member holds whole, a header
+ * for another layout, an impossible record, numbers near their limit.
+ * Sleeps.
  */
 static int rs_tier_load_once(struct rs_tier *tr, bool fresh, bool write, const char **why)
 {
@@ -1062,6 +1063,15 @@ static int rs_tier_load_once(struct rs_tier *tr, bool fresh, bool write, const c
 			*why = r == -ENOMEM ? NULL : seen_valid ?
 			       "tier table: no commit record any member holds whole (corrupt)" :
 			       "tier table missing (the superblocks say the volume has one)";
+			goto out;
+		}
+		/* Its commits would pass the limit (the superblocks' rule). */
+		for (b = 0; b < tr->t.blocks && tr->gen[b] <= RS_TIER_SEQ_LIMIT; b++)
+			;
+		if (tr->cseq > RS_TIER_SEQ_LIMIT || b < tr->t.blocks) {
+			bitmap_free(have);
+			*why = "tier table: commit sequence too near its limit (corrupt)";
+			r = -EINVAL;
 			goto out;
 		}
 		if (!write && rs_fault_hold_tier_load()) {
@@ -1124,12 +1134,22 @@ static int rs_tier_load_once(struct rs_tier *tr, bool fresh, bool write, const c
 	}
 	if (!write)
 		goto out;
-	/* Every block to every live member, at the next generation. */
-	spin_lock_irq(&tr->lock);
-	bitmap_fill(tr->dirty, tr->t.blocks);
-	tr->change++;
-	spin_unlock_irq(&tr->lock);
-	r = rs_tier_commit_sync(tr);
+	/*
+	 * Every block to every live member, at the next generation, twice:
+	 * both copies of every block and both slots of the commit record then
+	 * hold this table on every member. Up to 1.11.18 it was written once,
+	 * and a member rebuilt onto a device of another copy of the volume
+	 * kept that copy's newer commit record in its other slot (the tier
+	 * commits only what changed): once that member was in sync, the load
+	 * took its record, with the other copy's block generations.
+	 */
+	for (c = 0; c < 2 && !r; c++) {
+		spin_lock_irq(&tr->lock);
+		bitmap_fill(tr->dirty, tr->t.blocks);
+		tr->change++;
+		spin_unlock_irq(&tr->lock);
+		r = rs_tier_commit_sync(tr);
+	}
 	if (!r) {
 		spin_lock_irq(&tr->lock);
 		tr->running = true;

@@ -284,6 +284,12 @@ static void rs_tier_record_roundtrip(struct kunit *test)
 	/* What the check refuses. */
 	KUNIT_EXPECT_EQ(test, rs_tier_r_check(&t, r, 9999, &why), -EINVAL);
 	KUNIT_EXPECT_STREQ(test, why, "record of a stripe beyond the volume");
+	rs_tier_r_set_head(r, 9999, RS_TIER_SEQ_LIMIT + 1);
+	KUNIT_EXPECT_EQ(test, rs_tier_r_check(&t, r, 10000, &why), -EINVAL);
+	KUNIT_EXPECT_STREQ(test, why, "record with a sequence number near its limit");
+	rs_tier_r_set_head(r, 9999, RS_TIER_SEQ_LIMIT);
+	KUNIT_EXPECT_EQ(test, rs_tier_r_check(&t, r, 10000, &why), 0);
+	rs_tier_r_set_head(r, 9999, 77);
 	rs_tier_r_set_copy(&t, r, 0, 1, 0, 7);
 	KUNIT_EXPECT_EQ(test, rs_tier_r_check(&t, r, 10000, &why), -EINVAL);
 	KUNIT_EXPECT_STREQ(test, why, "record with both copies on one member");

@@ -68,6 +68,7 @@ enum { MS_NONE, MS_IN_SYNC, MS_FAILED, MS_REBUILDING, NR_MSTATES };
 #define TIER_MAGIC		0x3152544453534e52ULL	/* "RNSSDTR1" */
 #define TIER_FORMAT		1U
 #define TIER_MAX_RECORDS	(1U << 24)
+#define TIER_SEQ_LIMIT		(INT64_MAX - (1ULL << 32))	/* RS_TIER_SEQ_LIMIT */
 #define TIER_VEC_PER_BLOCK	((TIER_BLOCK - TIER_HDR) / 8)	/* generations per commit record block */
 
 struct sb {
@@ -599,6 +600,8 @@ static const char *rec_check(const struct tier_layout *t, const unsigned char *r
 
 	if (get_le64(r) - 1 >= stripes)
 		return "record of a stripe beyond the volume";
+	if (get_le64(r + 8) > TIER_SEQ_LIMIT)
+		return "record with a sequence number near its limit";
 	for (k = 0; k < t->n - 1; k++) {
 		e = r + 16 + k * t->ksize;
 		if (e[2] || e[3])
@@ -933,6 +936,13 @@ static int tier_load(struct tier *tr, struct member *m, int n, const struct sb *
 			fprintf(stderr, "rainssd-check: tier table: no commit record any member holds whole (corrupt)\n");
 		else
 			fprintf(stderr, "rainssd-check: tier table missing (the superblocks say the volume has one)\n");
+		goto out;
+	}
+	/* The module's limit (rainssd-tiermap.c, RS_TIER_SEQ_LIMIT): its commits must not wrap. */
+	for (b = 0; b < t->blocks && gen[b] <= TIER_SEQ_LIMIT; b++)
+		;
+	if (tr->cseq > TIER_SEQ_LIMIT || b < t->blocks) {
+		fprintf(stderr, "rainssd-check: tier table: commit sequence too near its limit (corrupt)\n");
 		goto out;
 	}
 	for (b = 0; b < t->blocks; b++)

@@ -782,9 +782,16 @@ class TierCorrupt(unittest.TestCase):
         if kind == "torn":
             self.assertEqual(rec, [], "a cut commit has no record")
             self.assertTrue(tab)
-        elif kind not in ("missing-generation", "commit-record", "wrong-slot"):
+        elif kind not in ("missing-generation", "commit-record", "wrong-slot", "seq-limit"):
             self.assertTrue(tab, kind)
-        if kind != "torn":
+        if kind == "seq-limit" and not tab:
+            # one record past the limit, in the slot of its parity
+            self.assertEqual(len(rec), v.L["vec_blocks"], kind)
+            blk, _ = v.block_at(mem, rec[0])
+            num = struct.unpack_from("<Q", blk, 40)[0]
+            self.assertGreater(num, fz.TIER_SEQ_LIMIT)
+            self.assertEqual({s for s, _ in rec}, {num % 2})
+        elif kind != "torn":
             self.assertEqual(len(rec), v.L["vec_blocks"], kind)
             self.assertEqual(len({s for s, _ in rec}), 1)
             slot = rec[0][0]
@@ -827,7 +834,7 @@ class TierCorrupt(unittest.TestCase):
                             if want == "refused":
                                 self.assertIn(rc, (1, 2), out)
                                 self.assertRegex(out, "bad: |another layout|"
-                                                 "no member holds block", out)
+                                                 "no member holds block|near its limit", out)
                             else:
                                 self.assertEqual(rc, 0, out + "\n".join(lines))
         self.assertEqual(seen, set(fz.TIER_FORGE_REFUSED + fz.TIER_FORGE_VALID))
@@ -843,7 +850,8 @@ class TierCorrupt(unittest.TestCase):
                    "padding": "non-zero padding", "rows-beyond": "rows beyond the chunk",
                    "empty-not-zero": "empty record that is not zero",
                    "same-seq": "one stripe with one sequence number",
-                   "layout": "another layout", "missing-generation": "no member holds"}
+                   "layout": "another layout", "missing-generation": "no member holds",
+                   "seq-limit": "near its limit"}
         with tempfile.TemporaryDirectory() as d:
             for g in (dict(chunk=128, stripes=64, tier=8192), GEOMETRIES[3]):
                 v = TierVolume(d, **g)
@@ -880,6 +888,7 @@ class TierCorrupt(unittest.TestCase):
         self.assertIsNone(fz.tier_rec_check(t, r, 100))
         for what, off, val, why in [
                 ("stripe", 0, struct.pack("<Q", 101), "beyond the volume"),
+                ("seq", 8, struct.pack("<Q", fz.TIER_SEQ_LIMIT + 1), "near its limit"),
                 ("member", 16, bytes([4]), "out of range"),
                 ("slot", 16 + 8, struct.pack("<I", t.slots), "out of range"),
                 ("same member", 17, bytes([0]), "one member"),
