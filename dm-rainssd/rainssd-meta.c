@@ -535,14 +535,8 @@ void rs_meta_commit_wait(struct rs_meta *m)
  */
 static int rs_meta_commit_now(struct rs_meta *m)
 {
-	unsigned long flags;
-	bool broken;
-
 	rs_meta_commit_wait(m);
-	spin_lock_irqsave(&m->lock, flags);
-	broken = m->broken;
-	spin_unlock_irqrestore(&m->lock, flags);
-	return broken ? -EIO : 0;
+	return rs_meta_failed(m) ? -EIO : 0;
 }
 
 /*
@@ -931,6 +925,18 @@ bool rs_meta_suspended(struct rs_meta *m)
 	suspended = m->suspended;
 	spin_unlock_irqrestore(&m->lock, flags);
 	return suspended;
+}
+
+/* Whether no member took a commit: the volume is failed, every I/O an error. Any context. */
+bool rs_meta_failed(struct rs_meta *m)
+{
+	unsigned long flags;
+	bool broken;
+
+	spin_lock_irqsave(&m->lock, flags);
+	broken = m->broken;
+	spin_unlock_irqrestore(&m->lock, flags);
+	return broken;
 }
 
 bool rs_meta_clean(struct rs_meta *m)

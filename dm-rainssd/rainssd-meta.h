@@ -26,7 +26,8 @@
  * a member failed flushes only once the writes of updates planned with no
  * member failed are back from the members in service (rs_batch_count_begin
  * in rainssd-op.h). rs_meta_wait_committed and rs_meta_set_rebuild_cp run
- * in process context and never sleep.
+ * in process context and never sleep; rs_meta_clean and rs_meta_failed
+ * in any context.
  */
 #ifndef RAINSSD_META_H
 #define RAINSSD_META_H
@@ -60,6 +61,7 @@ int rs_meta_set_clean(struct rs_meta *m, bool clean);
 void rs_meta_set_suspended(struct rs_meta *m, bool suspended);
 bool rs_meta_suspended(struct rs_meta *m);
 bool rs_meta_clean(struct rs_meta *m);
+bool rs_meta_failed(struct rs_meta *m);
 void rs_meta_set_uncovered(struct rs_meta *m, u64 to);
 u64 rs_meta_log_nonce(struct rs_meta *m);
 u32 rs_meta_region_stripes(struct rs_meta *m);

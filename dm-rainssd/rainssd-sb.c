@@ -138,6 +138,12 @@ enum rs_sb_read rs_sb_decode(const void *block, struct rs_sb *sb, const char **w
 		*why = "impossible field values";
 		return RS_SBR_CORRUPT;
 	}
+	/* Its regions must fit the bitmap's area (0: a volume of 1.4.0, none). */
+	if (sb->region_stripes &&
+	    sb->stripes > (u64)RS_BITMAP_MAX_BYTES * 8 * sb->region_stripes) {
+		*why = "more bitmap regions than its area holds";
+		return RS_SBR_CORRUPT;
+	}
 	for (i = 0; i < RS_MAX_DEVS; i++) {
 		u8 st = d->members[i].state;
 

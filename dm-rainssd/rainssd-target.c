@@ -923,6 +923,13 @@ static int rs_preresume(struct dm_target *ti)
 
 	if (!rs->act) {
 		rs_meta_set_suspended(rs->meta, false);
+		/*
+		 * A failed volume writes nothing and resumes, its I/O failing
+		 * (up to 1.11.18 the commit here failed the resume: the device
+		 * stayed suspended and held its I/O).
+		 */
+		if (rs_meta_failed(rs->meta))
+			return 0;
 		return rs_meta_clean(rs->meta) ? rs_meta_set_clean(rs->meta, false) : 0;
 	}
 	r = rs_first_resume(rs);

@@ -347,6 +347,7 @@ enum t_edit {
 	E_STATE_AT_N, E_STATE_AT_31, E_CP_AT_N, E_NONE_AT_LAST, E_NONE_AT_0, E_STATE_NR, E_STATE_FF,
 	E_RB_CP_OVER, E_RB_CP_HUGE, E_RB_CP_END, E_FAILED_CP_HUGE,
 	E_TIER, E_TIER_NO_VERSION, E_TIER_IN_DATA, E_TIER_END_TOP, E_TIER_WRAP, E_TIER_START_TOP,
+	E_REGIONS_TOP, E_REGIONS_OVER, E_REGIONS_NONE,
 };
 
 static const struct {
@@ -399,6 +400,10 @@ static const struct {
 	/* Up to 1.11.16 these passed: the end wrapped past 2^64. */
 	{ E_TIER_WRAP, "a tier ending past sector 2^64", RS_SBR_CORRUPT },
 	{ E_TIER_START_TOP, "a tier starting at sector 2^64 - 1", RS_SBR_CORRUPT },
+	{ E_REGIONS_TOP, "as many bitmap regions as its area holds", RS_SBR_VALID },
+	/* Up to 1.11.18 this passed, and the bitmap's allocation failed (ENOMEM). */
+	{ E_REGIONS_OVER, "one bitmap region more than its area holds", RS_SBR_CORRUPT },
+	{ E_REGIONS_NONE, "no region size (a volume made by 1.4.0)", RS_SBR_VALID },
 };
 
 static void t_edit(struct rs_sb_disk *d, enum t_edit e)
@@ -525,6 +530,14 @@ static void t_edit(struct rs_sb_disk *d, enum t_edit e)
 		d->members[1].checkpoint = cpu_to_le64(U64_MAX);
 		break;
 	case E_TIER:
+	case E_REGIONS_TOP:
+	case E_REGIONS_OVER:
+		d->stripes = cpu_to_le64(RS_BITMAP_MAX_BYTES * 8ULL * 3 + (e == E_REGIONS_OVER));
+		d->region_stripes = cpu_to_le32(3);
+		break;
+	case E_REGIONS_NONE:
+		d->region_stripes = 0;
+		break;
 	case E_TIER_NO_VERSION:
 	case E_TIER_IN_DATA:
 	case E_TIER_END_TOP:

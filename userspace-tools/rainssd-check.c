@@ -54,6 +54,7 @@
 #define SB_SIZE			4096
 #define SB_CSUM			12			/* offset of the crc32c field */
 #define SB_MEMBERS		136			/* offset of the member table */
+#define BITMAP_MAX_BYTES	(2U << 20)		/* RS_BITMAP_MAX_BYTES: the bitmap area */
 #define SBF_UNCOVERED		2U	/* 1.11.4: dirty regions no log record covers */
 #define SBF_KNOWN		3U	/* clean, uncovered (1.11.4) */
 enum { MS_NONE, MS_IN_SYNC, MS_FAILED, MS_REBUILDING, NR_MSTATES };
@@ -363,6 +364,11 @@ static enum sb_kind sb_decode(const unsigned char *b, struct sb *sb, const char 
 	    get_le64(b + 64) > sb->stripes || !sb->events || sb->events > INT64_MAX ||
 	    (get_le32(b + 76) & ~SBF_KNOWN)) {
 		*why = "impossible field values";
+		return SB_CORRUPT;
+	}
+	/* The bitmap's regions fit its area (0: a volume of 1.4.0; 1.11.19). */
+	if (get_le32(b + 88) && sb->stripes > (uint64_t)BITMAP_MAX_BYTES * 8 * get_le32(b + 88)) {
+		*why = "more bitmap regions than its area holds";
 		return SB_CORRUPT;
 	}
 	for (i = 0; i < MAX_DEVS; i++) {

@@ -24,6 +24,9 @@
 #     volume, then an fsync must fail with EIO. Its share for member 2 (no
 #     device) ends with the error once the volume is failed; the first
 #     1.11.6 commits dereferenced that missing device there (found by review).
+#     Then the failed volume suspended and resumed: the resume must succeed
+#     and a read fail at once (up to 1.11.18 the resume failed and the
+#     device, left suspended, held its I/O; found by review of 1.11.18).
 # Up to 1.11.3 the first two fsyncs returned at once (a helper's review
 # found the ordering missing), up to 1.11.4 the third.
 #
@@ -242,6 +245,15 @@ PY
 )
 [ "$rc" = "failed: Input/output error" ] || fail "an fsync of the failed volume: $rc"
 note "an fsync of the failed volume with member 2 given as -: $rc"
+# A suspend and a resume of the failed volume (LVM and udev do that): the
+# resume succeeds and a read fails at once (up to 1.11.18 the resume failed
+# on its commit, and the device stayed suspended, holding its I/O).
+dmsetup suspend $VOL || fail "suspend the failed volume"
+dmsetup resume $VOL || fail "resume the failed volume: $(dmesg | grep rainssd | tail -2)"
+rc=0
+timeout 30 dd if=/dev/mapper/$VOL of=/dev/null bs=4k count=1 iflag=direct status=none 2>/dev/null || rc=$?
+[ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "a read of the failed volume after a resume: exit $rc"
+note "the failed volume suspended and resumed: a read fails at once (exit $rc)"
 dmsetup remove --retry $VOL || fail "remove"
 fi
 exit 0
