@@ -740,7 +740,16 @@ static int rs_log_apply(struct rs_log *log, struct dm_io_client *io, unsigned in
  * the rebuilt member's data is good and updates are not logged, so a
  * record there was written before the rebuild passed its stripe and may be
  * older than an update that came after (its bitmap region is resynced
- * instead). Sleeps (first resume, nothing in flight).
+ * instead). The ring of the member being rebuilt is not read, as the
+ * bitmap's is not (rs_bm_io()): a new device's ring holds whatever it held
+ * before, and no record of @nonce's spell can be there. A member given
+ * with rebuild <idx> was failed for that spell; one rebuilding in it is
+ * out above its checkpoint (its stripes' parity is not kept), and below it
+ * records are written only while another member is failed too, which the
+ * assembly refuses (two members out). Should that refusal ever be relaxed
+ * for a rebuild that reached its end, this ring must be read again. Up to
+ * 1.11.19 a read error or a foreign record there refused the activation
+ * (case 60). Sleeps (first resume, nothing in flight).
  */
 int rs_log_replay(struct rs_log *log, u64 nonce, u64 from, unsigned int *replayed)
 {
@@ -767,7 +776,7 @@ int rs_log_replay(struct rs_log *log, u64 nonce, u64 from, unsigned int *replaye
 		goto out;
 	}
 	for (m = 0; m < rs->geom.n && !r; m++) {
-		if (!rs->dev[m] || rs_member_dead(rs, m))
+		if (!rs->dev[m] || rs_member_dead(rs, m) || m == READ_ONCE(rs->rebuild_member))
 			continue;
 		r = rs_log_rw(rs, io, m, REQ_OP_READ | REQ_SYNC, RS_LOG_SECTOR, ring, RS_LOG_BYTES,
 			      true);

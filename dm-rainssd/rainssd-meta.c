@@ -592,7 +592,17 @@ bool rs_meta_wait_rebuild_cp(struct rs_meta *m, struct rs_op *op, rs_op_fn fn, u
 	return false;
 }
 
-/* The rebuild has reached @cp (stripes below are good); @done: it is over. */
+/*
+ * The rebuild has reached @cp (stripes below are good); @done: it is over.
+ * At its end a new log nonce retires the rebuild's records, but not while
+ * another member is failed: the records then are those of the updates
+ * that skip that member, and a commit does not wait for such updates in
+ * flight (rs_meta_drain() waits only for those planned with no member
+ * failed). Up to 1.11.19 a member that failed as the rebuild ended had
+ * those records retired too: after a power cut the replay ignored them,
+ * and the failed member's chunk of a torn stripe was rebuilt from a parity
+ * that did not match (case 59).
+ */
 void rs_meta_set_rebuild_cp(struct rs_meta *m, u64 cp, bool done)
 {
 	struct rainssd *rs = m->rs;
@@ -607,7 +617,8 @@ void rs_meta_set_rebuild_cp(struct rs_meta *m, u64 cp, bool done)
 		if (done) {
 			m->sb.state[rb] = RS_MS_IN_SYNC;
 			m->sb.cp[rb] = 0;
-			m->sb.log_nonce = get_random_u64();
+			if (!rs_sb_any_failed(&m->sb))
+				m->sb.log_nonce = get_random_u64();
 			m->state_gen++;
 		}
 		rs_meta_publish(m);

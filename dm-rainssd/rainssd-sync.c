@@ -82,6 +82,28 @@ static void rs_sync_region_done(struct rs_sync *s, u64 first, u64 nr)
 }
 
 /*
+ * The rebuild of member @rb has passed the last stripe (@cp): in service
+ * once the superblocks say it got there (until then updates above the
+ * checkpoint on disk wait, rs_meta_wait_rebuild_cp()). Put in service
+ * first, a cut before the commit resumed the rebuild below the end and
+ * replayed records over updates since (1.11.6). Returns false while the
+ * end is not on disk. Sleeps.
+ */
+static bool rs_sync_end_rebuild(struct rs_sync *s, unsigned int rb, u64 cp)
+{
+	struct rainssd *rs = s->rs;
+
+	rs_meta_request_commit(rs->meta);
+	rs_meta_commit_wait(rs->meta);
+	if (READ_ONCE(rs->rebuild_cp_durable) < rs->stripes)
+		return false;
+	rs_meta_set_rebuild_cp(rs->meta, cp, true);
+	if (rs_meta_state(rs->meta, rb) == RS_MS_IN_SYNC)
+		DMINFO("recover done");
+	return true;
+}
+
+/*
  * What to do next, and from which stripe: first the regions an unclean
  * shutdown left dirty (below rs->log_cover only: from there on the degraded
  * log made them right), then the initial resync, then a rebuild. Making
@@ -99,8 +121,18 @@ static enum rs_sync_what rs_sync_next(struct rs_sync *s, u64 *pos)
 	u64 resync = READ_ONCE(rs->resync_cp), cp = READ_ONCE(rs->rebuild_cp);
 	u64 first, nr;
 
-	if (READ_ONCE(rs->dead_mask) || s->frozen)
+	if (READ_ONCE(rs->dead_mask) || s->frozen) {
+		/*
+		 * A rebuild whose last stretch ended as the engine was frozen
+		 * or a member failed is over all the same. Up to 1.11.19 it
+		 * stayed rebuilding for good, and with another member failed
+		 * the next activation refused the volume as two members out
+		 * (case 59).
+		 */
+		if (rb != RS_NO_MEMBER && cp >= rs->stripes)
+			rs_sync_end_rebuild(s, rb, cp);
 		return RS_SYNC_IDLE;
+	}
 	while (rs_bitmap_next_sync(rs->bitmap, &first, &nr)) {
 		if (first != s->region_first || s->region_end <= first) {
 			s->region_first = first;
@@ -130,22 +162,8 @@ static enum rs_sync_what rs_sync_next(struct rs_sync *s, u64 *pos)
 		*pos = cp;
 		return RS_SYNC_REBUILD;
 	}
-	if (rb != RS_NO_MEMBER) {
-		/*
-		 * Past the end: in service once the superblocks say the
-		 * rebuild got there (until then updates above the checkpoint
-		 * on disk wait, rs_meta_wait_rebuild_cp). Put in service
-		 * first, a cut before the commit resumed the rebuild below
-		 * the end and replayed records over updates since (1.11.6).
-		 */
-		rs_meta_request_commit(rs->meta);
-		rs_meta_commit_wait(rs->meta);
-		if (READ_ONCE(rs->rebuild_cp_durable) < rs->stripes)
-			return RS_SYNC_IDLE;
-		rs_meta_set_rebuild_cp(rs->meta, cp, true);
-		if (rs_meta_state(rs->meta, rb) == RS_MS_IN_SYNC)
-			DMINFO("recover done");
-	}
+	if (rb != RS_NO_MEMBER && !rs_sync_end_rebuild(s, rb, cp))
+		return RS_SYNC_IDLE;
 	/*
 	 * Under the lock: a check or repair message may start a scrub
 	 * meanwhile (up to 1.11.15 one taken as a scrub ended was lost).
@@ -460,8 +478,9 @@ const char *rs_sync_status(struct rs_sync *s, u64 *done, u64 *total, u64 *mismat
 		return halted || READ_ONCE(rs->dead_mask) ? "frozen" : "recover";
 	}
 	if (scrub != RS_SYNC_IDLE) {
+		/* Held while a member is out, as a rebuild is (up to 1.11.19: "check"). */
 		*done = scrub_pos * chunk;
-		return halted ? "frozen" : rs_sync_name(scrub);
+		return halted || READ_ONCE(rs->dead_mask) ? "frozen" : rs_sync_name(scrub);
 	}
 	return frozen ? "frozen" : "idle";
 }

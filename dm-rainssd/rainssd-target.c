@@ -720,8 +720,9 @@ static int rs_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 	}
 	/*
 	 * Stripe and wide reads dealt with their members' errors already; a
-	 * flush's share held for a commit fails only when no member took it
-	 * (its member may be "-": no device to name).
+	 * flush's share held for a commit fails only when no member took it,
+	 * or the tier's table could not be committed (its member may be "-":
+	 * no device to name).
 	 */
 	if (!*error || rb->kind == RS_BIO_STRIPE || rb->kind == RS_BIO_WIDE ||
 	    rb->kind == RS_BIO_FLUSH_HELD)
@@ -850,7 +851,13 @@ static int rs_first_resume(struct rainssd *rs)
 	}
 	if (unclean && boot.no_bitmap) {
 		DMWARN("unclean shutdown, no bitmap or log (made by 1.4.0): every region is dirty");
-	} else if (unclean && boot.degraded) {
+	} else if (unclean && boot.degraded && boot.log_from != U64_MAX) {
+		/*
+		 * Only when the superblocks said a member was out before the
+		 * cut: otherwise no record is of this nonce, and up to 1.11.19
+		 * a read error in a ring refused the activation all the same
+		 * (case 60).
+		 */
 		r = rs_log_replay(rs->log, boot.nonce, boot.log_from, &replayed);
 		if (r) {
 			DMERR("unclean shutdown while degraded: log replay failed (%d)", r);
@@ -995,7 +1002,7 @@ static void rs_postsuspend(struct dm_target *ti)
 
 static struct target_type rainssd_target = {
 	.name = "rainssd",
-	.version = {1, 11, 19},
+	.version = {1, 11, 20},
 	.module = THIS_MODULE,
 	.ctr = rs_ctr,
 	.dtr = rs_dtr,

@@ -492,6 +492,12 @@ static void rs_tier_release_flushes(struct rs_tier *tr, struct bio_list *flushes
 		struct rs_bio *rb = rs_bio(bio);
 
 		if (tr->mode == RS_TIER_FAIL) {
+			/*
+			 * The table's failure, not the member's: held, so that
+			 * rs_end_io() does not fail the member for it (up to
+			 * 1.11.19 it failed members that were in service).
+			 */
+			rb->kind = RS_BIO_FLUSH_HELD;
 			bio->bi_status = BLK_STS_IOERR;
 			bio_endio(bio);
 			continue;

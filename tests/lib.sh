@@ -200,6 +200,24 @@ t_wait_sync_past() {
 	fail "the rebuild did not pass stripe $3 ($c)"
 }
 
+# t_member_reads <name> <i>: reads in flight on member i of volume <name>
+# (the first field of its member word in the status)
+t_member_reads() {
+	dmsetup status "$1" | tr ' ' '\n' | awk -F: 'NF == 12' | sed -n "$(($2 + 1))p" | cut -d: -f1
+}
+# t_hold_reads <name> <dev> <i> <what>: the dm device <dev> under member i
+# of volume <name> suspended, until the volume has a read of it held
+# (polled every 0.1 s; <what> fails after 30 s)
+t_hold_reads() {
+	local t
+	dmsetup suspend "$2" || fail "$4: suspend member $3"
+	for t in $(seq 300); do
+		[ "$(t_member_reads "$1" "$3")" -gt 0 ] && return 0
+		sleep 0.1
+	done
+	fail "$4: no read of member $3 held within 30 s"
+}
+
 # Single 4 KiB blocks of stripes of 3 data chunks of 8 KiB (6 blocks a
 # stripe; cases 34 and 53): the block at the start of data chunk <k> of
 # stripe <s>.

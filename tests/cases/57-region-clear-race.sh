@@ -29,10 +29,7 @@ CH=16
 V=rscr
 LEN=$((CH * 3 * 64))	# 64 stripes
 
-# member_reads <i>: reads in flight on member i (its status word's first field)
-member_reads() {
-	dmsetup status $V | tr ' ' '\n' | awk -F: 'NF == 12' | sed -n "$(($1 + 1))p" | cut -d: -f1
-}
+member_reads() { t_member_reads $V "$1"; }
 
 # held_resync <part>: new members, stripes 0-1 written (/tmp/cr.pat), a
 # power cut, the volume back (resync at 1 KiB/s), region 0 resynced, member
@@ -60,12 +57,7 @@ held_resync() {
 	[ "$d" -gt 0 ] || fail "$1: no dirty region resynced after 10 s ($(t_opstat $V sync_ratio) $(t_opstat $V sync_action))"
 	[ "$(t_opstat $V sync_action)" = resync ] ||
 		fail "$1: sync_action $(t_opstat $V sync_action) with region 1 left, want resync"
-	dmsetup suspend rscr1 || fail "$1: suspend member 1"
-	for t in $(seq 300); do
-		[ "$(member_reads 1)" -gt 0 ] && break
-		sleep 0.1
-	done
-	[ "$(member_reads 1)" -gt 0 ] || fail "$1: region 1's resync read no member 1 within 30 s"
+	t_hold_reads $V rscr1 1 "$1 (region 1's resync)"
 	note "$1: region 0 resynced, region 1's read of member 1 held"
 }
 
