@@ -13,7 +13,8 @@
  *
  * Setting a bit bumps set_gen; the flush work writes every changed block
  * and then publishes written_gen = set_gen, which wakes the operations
- * waiting for a generation up to it.
+ * waiting for a generation up to it. Clearing one bumps clears: before the
+ * flush work writes a block after that, every member flushes its cache.
  */
 #include <linux/bitops.h>
 #include <linux/dm-io.h>
@@ -22,6 +23,8 @@
 
 #include "rainssd.h"
 #include "rainssd-bitmap.h"
+#include "rainssd-fault.h"
+#include "rainssd-meta.h"
 #include "rainssd-sb.h"
 
 #define RS_BM_BLOCK		4096U
@@ -51,6 +54,8 @@ struct rs_bitmap {
 	unsigned long *dirty_blocks;
 	u16 *pending;			/* writes in flight per region */
 	u64 set_gen, written_gen;
+	u64 clears;			/* bits cleared so far */
+	u64 clears_flushed;		/* ... every member flushed after them (flush work) */
 	struct list_head waiters;
 	bool running;			/* the daemon may clear bits */
 
@@ -84,6 +89,12 @@ u32 rs_bitmap_region_stripes(const struct rs_geom *g, u64 stripes, u64 region_se
 
 /* ---- I/O of one block on every live member ---- */
 
+enum rs_bm_what {
+	RS_BM_READ,	/* a block, from each member in service but the one rebuilt */
+	RS_BM_WRITE,	/* a block, to each member in service, FUA */
+	RS_BM_FLUSH,	/* no block: each member in service flushes its cache */
+};
+
 static void rs_bm_io_done(unsigned long error, void *context)
 {
 	struct rs_bm_wr *wr = context;
@@ -95,28 +106,34 @@ static void rs_bm_io_done(unsigned long error, void *context)
 }
 
 /*
- * Write (@write) b->bounce as block @k to, or read it from, every member
- * that is in service, all at once; a read ORs every copy into @acc. A
- * member being rebuilt is written, never read: a new device's bitmap area
- * holds its old bytes (up to 1.11.14 they were taken for dirty regions,
- * which then held its rebuild for good), and every bit is on every member
- * in sync too. Returns the members whose I/O failed. Sleeps.
+ * Write b->bounce as block @k to, or read it from, every member that is in
+ * service, all at once, or flush them all (@what); a read ORs every copy
+ * into @acc. A member being rebuilt is written and flushed, never read: a
+ * new device's bitmap area holds its old bytes (up to 1.11.14 they were
+ * taken for dirty regions, which then held its rebuild for good), and
+ * every bit is on every member in sync too. Returns the members whose I/O
+ * failed. Sleeps.
  */
-static unsigned long rs_bm_io(struct rs_bitmap *b, unsigned int k, bool write, u8 *acc,
-			      void *bufs[])
+static unsigned long rs_bm_io(struct rs_bitmap *b, unsigned int k, enum rs_bm_what what,
+			      u8 *acc, void *bufs[])
 {
 	struct rainssd *rs = b->rs;
-	blk_opf_t opf = write ? REQ_OP_WRITE | REQ_PREFLUSH | REQ_FUA | REQ_SYNC | REQ_META :
-				REQ_OP_READ | REQ_SYNC | REQ_META;
+	bool write = what != RS_BM_READ;
+	blk_opf_t opf = REQ_OP_READ | REQ_SYNC | REQ_META;
 	unsigned long failed = 0;
 	unsigned int m, i;
+
+	if (what == RS_BM_WRITE)
+		opf = REQ_OP_WRITE | REQ_PREFLUSH | REQ_FUA | REQ_SYNC | REQ_META;
+	else if (what == RS_BM_FLUSH)
+		opf = REQ_OP_WRITE | REQ_PREFLUSH | REQ_SYNC;
 
 	atomic_set(&b->inflight, 1);
 	reinit_completion(&b->io_done);
 	for (m = 0; m < rs->geom.n; m++) {
 		struct dm_io_region where = {
 			.sector = RS_BITMAP_SECTOR + (sector_t)k * (RS_BM_BLOCK >> SECTOR_SHIFT),
-			.count = RS_BM_BLOCK >> SECTOR_SHIFT,
+			.count = what == RS_BM_FLUSH ? 0 : RS_BM_BLOCK >> SECTOR_SHIFT,
 		};
 		struct dm_io_request req = {
 			.bi_opf = opf,
@@ -135,7 +152,12 @@ static unsigned long rs_bm_io(struct rs_bitmap *b, unsigned int k, bool write, u
 			continue;
 		b->wr[m].read = !write;
 		where.bdev = rs->dev[m]->bdev;
-		rs_load_own_io(&rs->load, m, where.count);
+		if (what == RS_BM_FLUSH && rs_fault_fail_bitmap_flush(m)) {
+			b->wr[m].error = 1;
+			continue;
+		}
+		if (where.count)
+			rs_load_own_io(&rs->load, m, where.count);
 		atomic_inc(&b->inflight);
 		if (WARN_ON_ONCE(dm_io(&req, 1, &where, NULL, IOPRIO_DEFAULT))) {
 			b->wr[m].error = 1;
@@ -175,6 +197,35 @@ static void rs_bm_wake(struct rs_bitmap *b, struct list_head *ready)
 			list_move_tail(&op->wait, ready);
 }
 
+/*
+ * Before a block that clears bits is written (the clears so far, @clears,
+ * are in it): every member in service flushes its cache, so that the
+ * writes of a cleared region are on stable media on every member before
+ * any copy says the region is clean. A block's own PREFLUSH covers only
+ * its member: the activation after a power cut takes the union of the
+ * copies but the rebuilding member's, and that member's flush could trail
+ * the others' clears, its share of a stripe's last update (a parity below
+ * its checkpoint) lost in its cache with no copy read saying so (up to
+ * 1.11.20: a torn stripe never resynced, case 33 part 3). For the same
+ * reason a member out of service here got no flush, so its failure is on
+ * disk before any clear is written (a rebuilding member failed only in
+ * memory would be back as rebuilding after a cut, its copy unread: case
+ * 33 part 4); a member whose flush fails is failed the same way. Flush
+ * work; sleeps.
+ */
+static void rs_bm_flush_members(struct rs_bitmap *b, u64 clears)
+{
+	unsigned long failed;
+
+	if (clears == b->clears_flushed)
+		return;
+	failed = rs_bm_io(b, 0, RS_BM_FLUSH, NULL, NULL);
+	rs_bm_fail(b, failed, "flush error before a bitmap clear");
+	if (READ_ONCE(b->rs->dead_mask) && !rs_meta_committed(b->rs->meta))
+		rs_meta_commit_wait(b->rs->meta);
+	b->clears_flushed = clears;
+}
+
 /* Write every changed block, then wake who waited for what is now on disk. Sleeps. */
 static void rs_bm_flush(struct rs_bitmap *b)
 {
@@ -182,6 +233,7 @@ static void rs_bm_flush(struct rs_bitmap *b)
 	unsigned int k, i;
 	LIST_HEAD(ready);
 	struct rs_op *op, *tmp;
+	u64 clears;
 
 	for (;;) {
 		spin_lock_irq(&b->lock);
@@ -194,9 +246,11 @@ static void rs_bm_flush(struct rs_bitmap *b)
 		}
 		__clear_bit(k, b->dirty_blocks);
 		memcpy(b->bounce, b->image + (size_t)k * RS_BM_BLOCK, RS_BM_BLOCK);
+		clears = b->clears;
 		spin_unlock_irq(&b->lock);
 
-		failed = rs_bm_io(b, k, true, NULL, NULL);
+		rs_bm_flush_members(b, clears);
+		failed = rs_bm_io(b, k, RS_BM_WRITE, NULL, NULL);
 		rs_bm_fail(b, failed, "bitmap write error");
 
 		spin_lock_irq(&b->lock);
@@ -292,6 +346,7 @@ static void rs_bm_daemon(struct work_struct *work)
 		__clear_bit_le(r, b->image);
 		__clear_bit_le(r, b->durable);
 		__set_bit(div_u64(r, RS_BM_BITS), b->dirty_blocks);
+		b->clears++;
 		changed = true;
 	}
 	if (b->running)
@@ -370,7 +425,7 @@ int rs_bitmap_load(struct rs_bitmap *b, bool resync, u64 cover, bool no_image)
 	if (resync && no_image)
 		memset(b->image, 0xff, (size_t)b->nr_blocks * RS_BM_BLOCK);
 	for (k = 0; k < b->nr_blocks && resync && !no_image; k++)
-		failed |= rs_bm_io(b, k, false, b->image + (size_t)k * RS_BM_BLOCK, bufs);
+		failed |= rs_bm_io(b, k, RS_BM_READ, b->image + (size_t)k * RS_BM_BLOCK, bufs);
 	rs_bm_fail(b, failed, "bitmap read error");
 	/* Bits past the last region are noise (a device's old contents). */
 	for (r = b->nr_regions; r < (u64)b->nr_blocks * RS_BM_BITS; r++)
@@ -383,7 +438,7 @@ int rs_bitmap_load(struct rs_bitmap *b, bool resync, u64 cover, bool no_image)
 	} else {
 		memset(b->image, 0, (size_t)b->nr_blocks * RS_BM_BLOCK);
 	}
-	ret = rs_bitmap_write_all(b);
+	rs_bitmap_write_all(b);
 	rs_bitmap_resume(b);
 out:
 	for (m = 0; m < RS_MAX_DEVS; m++)
@@ -391,13 +446,14 @@ out:
 	return ret;
 }
 
-/* Write the whole image to every live member. Sleeps. */
-int rs_bitmap_write_all(struct rs_bitmap *b)
+/*
+ * Write the whole image to every live member; a member whose write fails
+ * is failed (rs_bm_flush()). Sleeps.
+ */
+void rs_bitmap_write_all(struct rs_bitmap *b)
 {
-	unsigned int k;
-
 	if (!b)
-		return 0;
+		return;
 	spin_lock_irq(&b->lock);
 	bitmap_fill(b->dirty_blocks, b->nr_blocks);
 	b->set_gen++;
@@ -405,10 +461,6 @@ int rs_bitmap_write_all(struct rs_bitmap *b)
 	/* Through the ordered workqueue: one flush at a time. */
 	queue_work(b->wq, &b->flush_work);
 	flush_work(&b->flush_work);
-	for (k = 0; k < b->nr_blocks; k++)
-		if (test_bit(k, b->dirty_blocks))
-			return -EIO;
-	return 0;
 }
 
 /*
@@ -432,9 +484,9 @@ void rs_bitmap_resume(struct rs_bitmap *b)
 
 /*
  * Suspend, nothing in flight: clear every bit but those of regions still to
- * resync and write the bitmap (PREFLUSH: every member's earlier writes are
- * on stable media first). Returns whether the bitmap is now all clear (a
- * clean shutdown). Sleeps.
+ * resync and write the bitmap (every member's earlier writes on stable
+ * media first, rs_bm_flush_members()). Returns whether the bitmap is now
+ * all clear (a clean shutdown). Sleeps.
  */
 int rs_bitmap_quiesce(struct rs_bitmap *b)
 {
@@ -454,13 +506,15 @@ int rs_bitmap_quiesce(struct rs_bitmap *b)
 			__clear_bit_le(r, b->image);
 			__clear_bit_le(r, b->durable);
 			__set_bit(div_u64(r, RS_BM_BITS), b->dirty_blocks);
+			b->clears++;
 		}
 	}
 	clear = bitmap_empty(b->sync, b->nr_regions);
 	spin_unlock_irq(&b->lock);
+	/* A member whose write fails is failed (rs_bm_flush()). */
 	queue_work(b->wq, &b->flush_work);
 	flush_work(&b->flush_work);
-	return clear && bitmap_empty(b->dirty_blocks, b->nr_blocks);
+	return clear;
 }
 
 int rs_bitmap_create(struct rainssd *rs, u32 region_stripes, struct rs_bitmap **out)

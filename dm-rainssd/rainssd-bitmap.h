@@ -5,8 +5,9 @@
  * region's bit is on disk before the first write to it reaches a member
  * (rs_bitmap_start, the gate between an operation's compute and its
  * writes), and is cleared lazily once its writes have been idle for a
- * while, each member's copy written with PREFLUSH (so that its earlier
- * writes are on stable media first) and FUA. After an unclean shutdown the
+ * while: every member in service flushes its cache first (the one being
+ * rebuilt too, whose copy the union below leaves out), then each member's
+ * copy is written with PREFLUSH and FUA. After an unclean shutdown the
  * union of the members' copies names the regions whose parity may disagree
  * with their data; they are resynced, and until then nothing is rebuilt
  * from their parity (rs_bitmap_needs_sync).
@@ -37,7 +38,7 @@ u32 rs_bitmap_region_stripes(const struct rs_geom *g, u64 stripes, u64 region_se
 u32 rs_bitmap_regions(struct rs_bitmap *b);
 
 int rs_bitmap_load(struct rs_bitmap *b, bool resync, u64 cover, bool no_image);
-int rs_bitmap_write_all(struct rs_bitmap *b);
+void rs_bitmap_write_all(struct rs_bitmap *b);
 int rs_bitmap_quiesce(struct rs_bitmap *b);
 void rs_bitmap_resume(struct rs_bitmap *b);
 

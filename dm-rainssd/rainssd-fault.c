@@ -31,6 +31,7 @@ static bool rs_hold_commits;
 static bool rs_hold_meta;
 static u32 rs_pass_meta;
 static u32 rs_fail_meta_flush;
+static u32 rs_fail_bitmap_flush;
 static bool rs_hold_tier;
 static bool rs_hold_tier_load;
 static bool rs_poison;
@@ -48,6 +49,7 @@ void rs_fault_init(void)
 	debugfs_create_bool("hold_meta_commits", 0600, rs_debugfs_dir, &rs_hold_meta);
 	debugfs_create_u32("pass_meta_commits", 0600, rs_debugfs_dir, &rs_pass_meta);
 	debugfs_create_x32("fail_meta_flush", 0600, rs_debugfs_dir, &rs_fail_meta_flush);
+	debugfs_create_x32("fail_bitmap_flush", 0600, rs_debugfs_dir, &rs_fail_bitmap_flush);
 	debugfs_create_bool("hold_tier_commits", 0600, rs_debugfs_dir, &rs_hold_tier);
 	debugfs_create_bool("hold_tier_load", 0600, rs_debugfs_dir, &rs_hold_tier_load);
 	debugfs_create_bool("poison_buffers", 0600, rs_debugfs_dir, &rs_poison);
@@ -105,6 +107,11 @@ bool rs_fault_fail_meta_flush(unsigned int member)
 	return member < 32 && (READ_ONCE(rs_fail_meta_flush) & BIT(member));
 }
 
+bool rs_fault_fail_bitmap_flush(unsigned int member)
+{
+	return member < 32 && (READ_ONCE(rs_fail_bitmap_flush) & BIT(member));
+}
+
 bool rs_fault_hold_tier_commits(void)
 {
 	return READ_ONCE(rs_hold_tier);
@@ -158,6 +165,11 @@ bool rs_fault_hold_meta_commits(void)
 }
 
 bool rs_fault_fail_meta_flush(unsigned int member)
+{
+	return false;
+}
+
+bool rs_fault_fail_bitmap_flush(unsigned int member)
 {
 	return false;
 }

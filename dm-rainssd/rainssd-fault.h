@@ -50,6 +50,9 @@
  *                    superblock commit or a tier table commit sends those
  *                    members fails, as a member's failed flush would
  *                    (nothing is sent);
+ *   fail_bitmap_flush (a debugfs mask of member indices): the same for the
+ *                    cache flush every member gets before a write-intent
+ *                    bitmap block that clears bits;
  *   hold_tier_commits (a debugfs bool): every commit of the tier's
  *                    mapping table (periodic, asked for by a flush or an
  *                    operation, a suspend's, a load's) waits while it is
@@ -101,6 +104,7 @@ bool rs_fault_skip_resync(void);
 bool rs_fault_hold_sync_commits(void);
 bool rs_fault_hold_meta_commits(void);
 bool rs_fault_fail_meta_flush(unsigned int member);
+bool rs_fault_fail_bitmap_flush(unsigned int member);
 bool rs_fault_hold_tier_commits(void);
 bool rs_fault_hold_tier_load(void);
 void rs_fault_poison_pages(struct page **pages, unsigned int nr);

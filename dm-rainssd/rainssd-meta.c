@@ -539,6 +539,18 @@ static int rs_meta_commit_now(struct rs_meta *m)
 	return rs_meta_failed(m) ? -EIO : 0;
 }
 
+/* Whether every state change so far is durable, or never will be. Any context. */
+bool rs_meta_committed(struct rs_meta *m)
+{
+	unsigned long flags;
+	bool done;
+
+	spin_lock_irqsave(&m->lock, flags);
+	done = m->committed_gen == m->state_gen || m->broken;
+	spin_unlock_irqrestore(&m->lock, flags);
+	return done;
+}
+
 /*
  * Whether every state change so far is durable. If not, @op is queued to
  * run @fn once it is, and false is returned. Never sleeps.

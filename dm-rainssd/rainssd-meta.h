@@ -26,8 +26,10 @@
  * a member failed flushes only once the writes of updates planned with no
  * member failed are back from the members in service (rs_batch_count_begin
  * in rainssd-op.h). rs_meta_wait_committed and rs_meta_set_rebuild_cp run
- * in process context and never sleep; rs_meta_clean and rs_meta_failed
- * in any context.
+ * in process context and never sleep; rs_meta_clean, rs_meta_failed and
+ * rs_meta_committed in any context. rs_meta_commit_wait is also called
+ * from the resync's, the tier's and the bitmap's work items; a commit
+ * never waits for any of them.
  */
 #ifndef RAINSSD_META_H
 #define RAINSSD_META_H
@@ -67,6 +69,7 @@ u64 rs_meta_log_nonce(struct rs_meta *m);
 u32 rs_meta_region_stripes(struct rs_meta *m);
 
 bool rs_meta_member_failed(struct rs_meta *m, unsigned int idx);
+bool rs_meta_committed(struct rs_meta *m);
 bool rs_meta_wait_committed(struct rs_meta *m, struct rs_op *op, rs_op_fn fn);
 void rs_meta_end_after_commit(struct rs_meta *m, struct bio *bio);
 void rs_meta_commit_wait(struct rs_meta *m);
