@@ -187,7 +187,7 @@ for t in $(seq 300); do
 done
 [ "${cp:-0}" -ge 3 ] || fail "the superblocks' rebuild checkpoint not past stripe 2 after 60 s: $cp"
 dmsetup message $VOL 0 frozen || fail "frozen"
-sleep 5		# the regions the rebuild wrote cleared
+sleep 5		# the frozen rebuild settled (it sets no bitmap bits: region 0 is clean)
 [ "$(t_status_field $VOL 2)" = AaAA ] || fail "frozen rebuild: health $(t_status_field $VOL 2)"
 # stripe 2: member 2 holds volume bytes [48K, 56K), member 3 [56K, 64K),
 # member 0 [64K, 72K), member 1 its parity
