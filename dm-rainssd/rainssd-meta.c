@@ -311,6 +311,44 @@ static bool rs_sb_any_failed(const struct rs_sb *sb)
 }
 
 /*
+ * Take into @sb the members failed since it was copied, with the log nonce
+ * of that state; whether there were any. Such a member failed while the
+ * commit waited, a write counted for its drain among the causes (it fails
+ * its member before its count drops, rs_mbio_endio()): a superblock that
+ * said it in sync would vouch for a stripe its failed write left torn.
+ */
+static bool rs_meta_take_failed(struct rs_meta *m, struct rs_sb *sb)
+{
+	unsigned long flags;
+	bool more = false;
+	unsigned int i;
+
+	spin_lock_irqsave(&m->lock, flags);
+	for (i = 0; i < sb->n; i++) {
+		if (m->sb.state[i] == RS_MS_FAILED && sb->state[i] != RS_MS_FAILED) {
+			sb->state[i] = RS_MS_FAILED;
+			more = true;
+		}
+	}
+	if (more)
+		sb->log_nonce = m->sb.log_nonce;
+	spin_unlock_irqrestore(&m->lock, flags);
+	return more;
+}
+
+/*
+ * Drain for @sb (when it says a member failed) until no member failed
+ * meanwhile that @sb does not say failed.
+ */
+static void rs_meta_drain_all(struct rs_meta *m, struct rs_sb *sb)
+{
+	do {
+		if (rs_sb_any_failed(sb))
+			rs_meta_drain(m, sb);
+	} while (rs_meta_take_failed(m, sb));
+}
+
+/*
  * Write @sb to every member it does not call failed, with FUA, once every
  * one of them has flushed its cache: a state or checkpoint the superblock
  * records (a rebuilt member's chunks below its checkpoint, parity below the
@@ -319,7 +357,9 @@ static bool rs_sb_any_failed(const struct rs_sb *sb)
  * (REQ_PREFLUSH) have it. The write hole of a single PREFLUSH per member is
  * that one member's new copy could be stable before another member's cache
  * is. With a member failed, the flush waits for the updates planned before
- * (rs_meta_drain()). A member whose flush failed is failed at once (in
+ * (rs_meta_drain()), and @sb takes in every member failed meanwhile
+ * (rs_meta_take_failed(): up to 1.11.21 one whose drained write failed was
+ * written in sync). A member whose flush failed is failed at once (in
  * *@first the first time), and @sb says so with the new log nonce before it
  * is written to the others (1.11.12: up to 1.11.11 @sb still said in sync,
  * and a power cut before the next commit left that member one generation
@@ -335,8 +375,7 @@ static unsigned long rs_meta_write_all(struct rs_meta *m, struct rs_sb *sb,
 	unsigned int i;
 
 	*first = 0;
-	if (rs_sb_any_failed(sb))
-		rs_meta_drain(m, sb);
+	rs_meta_drain_all(m, sb);
 	while ((now = rs_meta_io_all(m, sb, REQ_OP_WRITE | REQ_PREFLUSH | REQ_SYNC, true,
 				     failed))) {
 		spin_lock_irqsave(&m->lock, flags);
@@ -348,7 +387,7 @@ static unsigned long rs_meta_write_all(struct rs_meta *m, struct rs_sb *sb,
 		sb->log_nonce = m->sb.log_nonce;
 		spin_unlock_irqrestore(&m->lock, flags);
 		failed |= now;
-		rs_meta_drain(m, sb);
+		rs_meta_drain_all(m, sb);
 	}
 	return failed | rs_meta_io_all(m, sb, REQ_OP_WRITE | REQ_SYNC | REQ_FUA | REQ_META |
 				       REQ_PRIO, false, failed);

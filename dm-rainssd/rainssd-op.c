@@ -709,8 +709,6 @@ static void rs_mbio_endio(struct bio *bio)
 	struct rs_op *op = mb->op;
 	struct rainssd *rs = op->rs;
 
-	rs_mbio_uncount(rs->ol, mb);
-
 	if (rs_load_done(&rs->load, mb->member, &mb->tag))
 		rs_mstat_inc(rs, mb->member, RS_MSTAT_STALLS);
 	if (bio->bi_status) {
@@ -718,7 +716,17 @@ static void rs_mbio_endio(struct bio *bio)
 			    rs->dev[mb->member]->bdev, op_is_write(bio_op(bio)) ? "write" : "read",
 			    (unsigned long long)mb->sector, blk_status_to_errno(bio->bi_status));
 		set_bit(mb->member, &op->failed);
+		/*
+		 * A counted write fails its member before its count drops: the
+		 * superblock commit waiting for it then records that member
+		 * failed too (rs_meta_write_all()). Up to 1.11.21 the member was
+		 * failed later, in the operation's next step, and the commit
+		 * wrote it in sync over a stripe that write had left torn.
+		 */
+		if (mb->counted)
+			rs_member_failed(rs, mb->member, "write error");
 	}
+	rs_mbio_uncount(rs->ol, mb);
 	bio_put(bio);
 	if (atomic_dec_and_test(&op->pending)) {
 		op->t_done = ktime_get_ns();

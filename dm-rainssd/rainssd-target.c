@@ -1002,7 +1002,7 @@ static void rs_postsuspend(struct dm_target *ti)
 
 static struct target_type rainssd_target = {
 	.name = "rainssd",
-	.version = {1, 11, 21},
+	.version = {1, 11, 22},
 	.module = THIS_MODULE,
 	.ctr = rs_ctr,
 	.dtr = rs_dtr,

@@ -85,7 +85,7 @@
 #include "rainssd-shape.h"
 
 #define DM_MSG_PREFIX "rainssd"
-#define RS_VERSION_STR "1.11.21"
+#define RS_VERSION_STR "1.11.22"
 
 /* md's defaults: speed_limit_min and _max (KiB/s per member), max_corr_read_errors. */
 #define RS_DEF_MIN_RECOVERY_RATE	1000
