@@ -294,6 +294,9 @@ def load_scenario(name, bench_dir=None):
             foreign[i] = {"qd": w[0], "read_pct": w[1] if len(w) == 2 else 100}
     except ValueError as e:
         raise ConfigError("scenario %s: %s" % (name, e))
+    device = ch.get("device", "null_blk").strip()
+    if device not in ("null_blk", "brd"):
+        raise ConfigError("scenario %s: device must be null_blk or brd" % name)
     member_dev = ch.get("member_dev", "linear").strip()
     if member_dev not in ("linear", "channel"):
         raise ConfigError("scenario %s: member_dev must be linear or channel" % name)
@@ -314,6 +317,11 @@ def load_scenario(name, bench_dir=None):
     slow = {i: float(v or 2) for i, v in _member_list(di.get("slow", ""), n, "slow").items()}
     for i, f in slow.items():
         lats[i] = int(round(lats[i] * f))
+    if device == "brd" and (any(lats) or lat or queue or wbt is not None or not memory_backed):
+        # brd (the RAM disk) has no latency, queue, writeback throttling or
+        # dataless mode to set: a scenario that asks for them wants null_blk.
+        raise ConfigError("scenario %s: device brd needs lat_us 0, queue 0, memory_backed 1 "
+                          "and no wbt_lat_us" % name)
     bg = {i: float(v or 0.5) for i, v in _member_list(di.get("background", ""), n, "background").items()}
     stalls = {}
     for i, v in _member_list(di.get("stall", ""), n, "stall").items():
@@ -385,7 +393,8 @@ def load_scenario(name, bench_dir=None):
         "contenders": [contenders_all[c] for c in labels],
         "channel": {"lat_us": lats, "base_lat_us": lat, "qd": qd, "queue": queue,
                     "write_extra_ms": write_extra_ms, "bg_mb": bg_mb, "member_dev": member_dev,
-                    "wbt_lat_us": wbt, "memory_backed": memory_backed},
+                    "wbt_lat_us": wbt, "memory_backed": memory_backed,
+                    "device": device},
         "disturb": {"slow": slow, "background": bg, "stall": stalls, "foreign": foreign},
         "jobs": jobs,
         "runtime": int(sc.get("runtime", "15")),

@@ -677,8 +677,37 @@ class Runner:
                 sh(["dmsetup", "resume", n], check=False)
                 sh(["dmsetup", "remove", "--retry", n], check=False)
         sh([self.channels_sh, "destroy", "--prefix", PREFIX], check=False)
+        self.destroy_brd()
 
     # -- channel model --
+    def build_null_blk(self, count, size_mb, lats, ch):
+        """@count null_blk channels of @size_mb made by channels.sh; their paths."""
+        return sh([self.channels_sh, "create", str(count), "--prefix", PREFIX,
+                   "--size-mb", str(size_mb),
+                   "--lat-list", ",".join(str(x) for x in lats),
+                   "--qd", str(ch["qd"]), "--queue", str(ch.get("queue", 0))]
+                  + (["--wbt-lat-us", str(ch["wbt_lat_us"])] if ch.get("wbt_lat_us") is not None else [])
+                  + ([] if ch.get("memory_backed", 1) else ["--no-memory"])
+                  ).stdout.split()
+
+    def build_brd(self, count, size_mb):
+        """@count RAM disks (brd) of @size_mb; their paths. The module is
+        loaded afresh, so every contender starts on empty devices."""
+        self.destroy_brd()
+        sh(["modprobe", "brd", "rd_nr=%d" % count, "rd_size=%d" % (size_mb * 1024), "max_part=0"])
+        settle()
+        out = ["/dev/ram%d" % i for i in range(count)]
+        for d in out:
+            with open("/sys/block/%s/size" % os.path.basename(d)) as f:
+                if int(f.read()) != size_mb * 2048:
+                    raise RuntimeError("%s is not %d MiB: brd built in with other sizes?" % (d, size_mb))
+        return out
+
+    def destroy_brd(self):
+        """Unload brd when it is loaded (its devices go with it)."""
+        if os.path.isdir("/sys/module/brd"):
+            sh(["modprobe", "-r", "brd"], check=False, timeout=120)
+
     def build_channels(self, sc):
         """The members' channels, and for a rebuild scenario one spare
         channel more (the same kind; its array region is self.spares[0])."""
@@ -687,15 +716,12 @@ class Runner:
         member_sec = sc["member_mb"] * 2048
         bg_sec = ch["bg_mb"] * 2048
         lats = list(ch["lat_us"]) + [ch["base_lat_us"]] * spares
-        out = sh([self.channels_sh, "create", str(n + spares), "--prefix", PREFIX,
-                  "--size-mb", str(sc["member_mb"] + ch["bg_mb"]),
-                  "--lat-list", ",".join(str(x) for x in lats),
-                  "--qd", str(ch["qd"]), "--queue", str(ch.get("queue", 0))]
-                 + (["--wbt-lat-us", str(ch["wbt_lat_us"])] if ch.get("wbt_lat_us") is not None else [])
-                 + ([] if ch.get("memory_backed", 1) else ["--no-memory"])
-                 ).stdout.split()
+        if ch.get("device") == "brd":
+            out = self.build_brd(n + spares, sc["member_mb"] + ch["bg_mb"])
+        else:
+            out = self.build_null_blk(n + spares, sc["member_mb"] + ch["bg_mb"], lats, ch)
         if len(out) != n + spares:
-            raise RuntimeError("channels.sh made %d devices, wanted %d" % (len(out), n + spares))
+            raise RuntimeError("made %d channels, wanted %d" % (len(out), n + spares))
         members, bgs, bg_offs, linear = [], [], [], []
         for i, d in enumerate(out):
             a, b = "%s%da" % (PREFIX, i), "%s%db" % (PREFIX, i)
@@ -742,6 +768,7 @@ class Runner:
                 sh(["dmsetup", "resume", n], check=False, timeout=60)
                 sh(["dmsetup", "remove", "--retry", n], check=False, timeout=60)
             sh([self.channels_sh, "destroy", "--prefix", PREFIX], check=False, timeout=120)
+            self.destroy_brd()
         except subprocess.TimeoutExpired as e:
             self.log("    tearing down the channels timed out: %s" % e)
             self.klog()
