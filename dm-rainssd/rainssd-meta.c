@@ -316,6 +316,10 @@ static bool rs_sb_any_failed(const struct rs_sb *sb)
  * commit waited, a write counted for its drain among the causes (it fails
  * its member before its count drops, rs_mbio_endio()): a superblock that
  * said it in sync would vouch for a stripe its failed write left torn.
+ * The commit still counts as the generation it copied (committed_gen in
+ * rs_meta_commit()): what waits for these failures waits for the next
+ * commit, which writes them again; the cost is one more commit, only when
+ * a member fails during one.
  */
 static bool rs_meta_take_failed(struct rs_meta *m, struct rs_sb *sb)
 {
@@ -356,10 +360,10 @@ static void rs_meta_drain_all(struct rs_meta *m, struct rs_sb *sb)
  * stable media before any member's copy says so, as md's superblock writes
  * (REQ_PREFLUSH) have it. The write hole of a single PREFLUSH per member is
  * that one member's new copy could be stable before another member's cache
- * is. With a member failed, the flush waits for the updates planned before
- * (rs_meta_drain()), and @sb takes in every member failed meanwhile
+ * is. @sb takes in every member failed since it was copied
  * (rs_meta_take_failed(): up to 1.11.21 one whose drained write failed was
- * written in sync). A member whose flush failed is failed at once (in
+ * written in sync), and with a member failed the flush waits for the
+ * updates planned before (rs_meta_drain()). A member whose flush failed is failed at once (in
  * *@first the first time), and @sb says so with the new log nonce before it
  * is written to the others (1.11.12: up to 1.11.11 @sb still said in sync,
  * and a power cut before the next commit left that member one generation

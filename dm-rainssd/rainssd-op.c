@@ -940,7 +940,9 @@ void rs_batch_run(struct rs_op *op, rs_op_fn build, rs_op_fn next)
  * until it completes, and rs_batch_wait_counted() waits for them. The
  * caller checks, after this (a full barrier here), whatever makes a later
  * waiter want these writes (for raid5: the failed members), and ends the
- * window with rs_batch_count_end() once its step is built.
+ * window with rs_batch_count_end() once its step is built. A counted
+ * write that fails takes its member down before its count drops
+ * (rs_mbio_endio()).
  */
 void rs_batch_count_begin(struct rs_op *op)
 {

@@ -49,14 +49,18 @@
  * build): rs_batch_wait_counted() waits until no step is building counted
  * writes and those to the given members are back (a superblock commit that
  * says a member failed waits so for the writes of updates planned before).
+ * The member of a counted write that fails is failed (rs_member_failed())
+ * before the write's count drops, so that such a commit sees the failure
+ * once it has waited.
  *
  * Context: rs_op_get, rs_op_join, rs_defer_bio and rs_feed_kick may be called
  * in any process context without sleeping (rs_defer_bio also in interrupt
  * context); rs_op_grow only from rs_op_join's callback;
  * everything else runs in process context (the workqueue or the map
  * function) and never sleeps, except rs_op_exit and rs_batch_wait_counted.
- * Member bio completion runs in interrupt context and only queues work (and
- * wakes rs_batch_wait_counted()).
+ * Member bio completion runs in interrupt context and only queues work,
+ * fails the member of a failed counted write, and wakes
+ * rs_batch_wait_counted().
  */
 #ifndef RAINSSD_OP_H
 #define RAINSSD_OP_H

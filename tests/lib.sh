@@ -43,6 +43,16 @@ t_linear_members() {
 	done
 }
 
+# t_delay_writes <prefix> <i> <ms>: member <i> of t_linear_members <prefix>
+# gets its data area (from RS_DATA_OFFSET, past its superblocks, bitmap and
+# log) behind dm-delay: writes held <ms>, reads and flushes passed at once.
+t_delay_writes() {
+	local p=$1 i=$2 ms=$3
+	dmsetup suspend "$p$i" &&
+		printf '0 32768 linear /dev/rsch%d 0\n32768 %d delay /dev/rsch%d 32768 0 /dev/rsch%d 32768 %d /dev/rsch%d 32768 0\n' \
+			"$i" $((SZ - 32768)) "$i" "$i" "$ms" "$i" | dmsetup load "$p$i" &&
+		dmsetup --noudevsync resume "$p$i" || fail "member $i's data area behind dm-delay"
+}
 # t_cut_members <prefix> <n>: a power cut of the members t_linear_members
 # made: every one frozen with what it holds queued, then given the error
 # table (the queued writes fail and are lost, as on a cut).

@@ -47,10 +47,7 @@ head -c $BYTES /dev/urandom >/tmp/fd.pat
 table 1 nosync | dmsetup create $VOL || fail "create"
 dd if=/tmp/fd.pat of=/dev/mapper/$VOL bs=1M oflag=direct conv=fsync status=none || fail "write"
 e=$(events)
-dmsetup suspend rsfd0 &&
-	printf '0 32768 linear /dev/rsch0 0\n32768 %d delay /dev/rsch0 32768 0 /dev/rsch0 32768 %d /dev/rsch0 32768 0\n' \
-		$((SZ - 32768)) "$DELAY_MS" | dmsetup load rsfd0 &&
-	dmsetup --noudevsync resume rsfd0 || fail "member 0's data area behind dm-delay"
+t_delay_writes rsfd 0 "$DELAY_MS"
 old0=$(raw 0)
 par=$(raw 1)
 cp /tmp/fd.pat /tmp/fd.new

@@ -85,10 +85,7 @@ t_wait_sync_past $V $CHUNK 63
 [ "$(t_opstat $V sync_action)" = recover ] ||
 	fail "cut: sync_action $(t_opstat $V sync_action) at the end with the commits held, want recover"
 # member 0's data area behind dm-delay: reads and flushes at once, writes 30 s
-dmsetup suspend rsre0 &&
-	printf '0 32768 linear /dev/rsch0 0\n32768 %d delay /dev/rsch0 32768 0 /dev/rsch0 32768 30000 /dev/rsch0 32768 0\n' \
-		$((SZ - 32768)) | dmsetup load rsre0 &&
-	dmsetup --noudevsync resume rsre0 || fail "cut: dm-delay on member 0's data area"
+t_delay_writes rsre 0 30000
 dmsetup message $V 0 fail 1 || fail "cut: fail 1"
 cp /tmp/re.pat /tmp/re.new
 t_new_block /tmp/re.new 1 1

@@ -33,15 +33,6 @@ B=$((S * 6 + 4))		# the volume's 4 KiB block at the start of member 0's chunk of
 MB=$(((32768 + S * CHUNK) / 8))	# that chunk's first 4 KiB block on a member (RS_DATA_OFFSET)
 t_knobs hold_meta_commits pass_meta_commits
 
-# events <i>: the generation of member i's newest superblock copy (events at byte 32)
-events() {
-	local a b
-	dd if=/dev/rsch$1 of=/tmp/de.sb bs=4096 skip=256 count=2 iflag=direct status=none ||
-		fail "member $1's superblocks cannot be read"
-	a=$(od -An -t u8 -j 32 -N 8 /tmp/de.sb | tr -d ' ')
-	b=$(od -An -t u8 -j 4128 -N 8 /tmp/de.sb | tr -d ' ')
-	echo $((a > b ? a : b))
-}
 raw() { dd if=/dev/rsch$1 bs=4096 skip=$MB count=1 iflag=direct status=none | md5sum; }
 cleanup() {
 	t_knobs_off 2>/dev/null
@@ -53,12 +44,9 @@ t_linear_members rsde $N
 echo "0 $LEN rainssd $CHUNK $N ${T_DEVS[*]} 1 nosync" | dmsetup create $VOL || fail "create"
 head -c $((LEN * 512)) /dev/urandom | dd of=/dev/mapper/$VOL bs=1M oflag=direct conv=fsync \
 	iflag=fullblock status=none || fail "write"
-dmsetup suspend rsde0 &&
-	printf '0 32768 linear /dev/rsch0 0\n32768 %d delay /dev/rsch0 32768 0 /dev/rsch0 32768 %d /dev/rsch0 32768 0\n' \
-		$((SZ - 32768)) "$DELAY_MS" | dmsetup load rsde0 &&
-	dmsetup --noudevsync resume rsde0 || fail "member 0's data area behind dm-delay"
+t_delay_writes rsde 0 "$DELAY_MS"
 par=$(raw 1)
-e=$(events 1)
+e=$(t_sb_events "${T_DEVS[1]}")
 head -c 4096 /dev/urandom | dd of=/dev/mapper/$VOL bs=4096 seek=$B count=1 oflag=direct \
 	status=none 2>/tmp/de.err &
 wpid=$!
@@ -75,14 +63,14 @@ echo 1 >"$T_DBG/pass_meta_commits"
 echo 1 >"$T_DBG/hold_meta_commits"
 dmsetup message $VOL 0 fail 3 || fail "fail 3"
 for t in $(seq $((DELAY_MS / 100 + 300))); do
-	[ "$(events 1)" -gt "$e" ] && break
+	[ "$(t_sb_events "${T_DEVS[1]}")" -gt "$e" ] && break
 	sleep 0.1
 done
-[ "$(events 1)" -gt "$e" ] || fail "member 3's failure was never committed"
+[ "$(t_sb_events "${T_DEVS[1]}")" -gt "$e" ] || fail "member 3's failure was never committed"
 sleep 1		# the commit after it, were it let through, would land by now
 s0=$(t_sb_state "${T_DEVS[1]}" 0)
 s3=$(t_sb_state "${T_DEVS[1]}" 3)
-note "generation $(events 1) on member 1, commits held after it: member 0 $s0, member 3 $s3"
+note "generation $(t_sb_events "${T_DEVS[1]}") on member 1, commits held after it: member 0 $s0, member 3 $s3"
 # The write waits for a commit that says member 0 failed: let the commits go.
 echo 0 >"$T_DBG/hold_meta_commits"
 wait $wpid && fail "the write to member 0's bad block succeeded"
