@@ -315,9 +315,14 @@ t_sb_cp() {
 	od -An -t u8 -j $((o + 136 + 16 * $2 + 8)) -N 8 /tmp/lib.sb | tr -d ' '
 }
 
-# t_parity: run the parity checker over T_DEVS; fails the case on bad stripes.
+# t_parity: run the parity checker over T_DEVS; fails the case on bad
+# stripes, and unless it checked every stripe of the volume (T_LEN sectors).
 t_parity() {
-	"$CHECK" --length "$T_LEN" "$T_CHUNK" "${T_DEVS[@]}" | tail -1 || fail "parity check failed"
+	local out want
+	want="checked $((T_LEN / (T_CHUNK * (${#T_DEVS[@]} - 1)))) stripes, 0 bad"
+	out=$("$CHECK" --length "$T_LEN" "$T_CHUNK" "${T_DEVS[@]}" | tail -1) || fail "parity check failed: $out"
+	[ "$out" = "$want" ] || fail "parity check: '$out', want '$want'"
+	echo "$out"
 }
 
 # Every fio job of the cases: a write that overlaps one still in flight waits

@@ -7,13 +7,21 @@
 t_channels 4 --size-mb 64 --lat-us 200
 t_create rsd 16
 v=/dev/mapper/rsd
+# Its writes held to 2 MiB/s: 10 s of them at least, the failure comes
+# in their middle (the verify's reads after them are not held).
 fio --name=deg --filename=$v --direct=1 --ioengine=libaio "${T_FIO_ORDER[@]}" --rw=randwrite --bsrange=512-40k \
-	--blockalign=512 --iodepth=16 --size=20m --verify=crc32c --verify_fatal=1 \
-	--output-format=terse >/tmp/fio-deg.out 2>&1 &
+	--blockalign=512 --iodepth=16 --size=20m --rate=,2m --verify=crc32c --verify_fatal=1 \
+	--output-format=terse --terse-version=3 >/tmp/fio-deg.out 2>&1 &
 pid=$!
 sleep 3
+kill -0 $pid 2>/dev/null || { tail /tmp/fio-deg.out; fail "the fio run ended before the failure"; }
 dmsetup message rsd 0 fail 1 || fail "fail message"
-wait $pid || { tail /tmp/fio-deg.out; fail "fio verify across the failure"; }
+rc=0
+wait $pid || rc=$?
+[ $rc = 0 ] || { tail /tmp/fio-deg.out; fail "fio verify across the failure (exit $rc)"; }
+rkb=$(awk -F';' '$1 == 3 {print $6}' /tmp/fio-deg.out)
+[ "${rkb:-0}" -gt 0 ] || { tail /tmp/fio-deg.out; fail "the fio run read nothing back to verify"; }
+note "fio verified ${rkb} KiB across the failure"
 [ "$(t_status_field rsd 2)" = ADAA ] || fail "health $(t_status_field rsd 2)"
 # Verify again, now wholly degraded: writes of every kind and reads rebuilt.
 t_fio_verify deg2 $v --rw=randwrite --bsrange=512-64k --blockalign=512 --iodepth=8 --size=16m --offset=24m

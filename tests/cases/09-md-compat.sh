@@ -20,6 +20,9 @@ for _ in $(seq 600); do
 	[ "$(cat /sys/block/md0/md/sync_action)" = idle ] && break
 	sleep 1
 done
+# Still running, its mismatch_cnt would count only the part it checked.
+[ "$(cat /sys/block/md0/md/sync_action)" = idle ] ||
+	fail "md check still $(cat /sys/block/md0/md/sync_action) after 600 s (sync_completed $(cat /sys/block/md0/md/sync_completed))"
 mm=$(cat /sys/block/md0/md/mismatch_cnt)
 [ "$mm" -eq 0 ] || fail "md check: mismatch_cnt $mm"
 note "md check: mismatch_cnt 0"

@@ -14,10 +14,18 @@
 # before the mark (and those issued up to it): a TORN, MADE-UP or LOST block
 # fails the case. rainssd-check after the resync is informative.
 #
+# The control: marks of the last round replayed again with the crash
+# protection switched off (skip_unclean_resync: no resync, no log replay),
+# failing a data member of a stripe the replayed copies hold torn (by the
+# parity checker), must find damage at one of up to CONTROL_MARKS marks;
+# otherwise the procedure could not tell a protected volume from an
+# unprotected one, and the case fails.
+#
 # Environment: MARKS (marks checked, default 1 in make test, 3 in make
 # test-full; 5 or 10 marks are placed per round of writing, a random sample
-# of them checked), SEED, CRASH_LOG (a
-# file to append one line per mark to). scripts/test-crash.sh runs many more.
+# of them checked), CONTROL_MARKS (default 4; 0 skips the control), SEED,
+# CRASH_LOG (a file to append one line per mark to). scripts/test-crash.sh
+# runs many more.
 . "$REPO/tests/lib.sh"
 set +e	# every step's failure is handled below
 CW=$REPO/userspace-tools/crash/rainssd-crashwriter
@@ -25,6 +33,7 @@ LR=$REPO/userspace-tools/crash/rainssd-logreplay
 [ -x "$CW" ] && [ -x "$LR" ] || fail "crash tools not built (make -C userspace-tools)"
 
 MARKS=${MARKS:-$(t_size 1 3)}
+CONTROL_MARKS=${CONTROL_MARKS:-4}
 SEED=${SEED:-$(( $(date +%s) % 32768 ))}
 RANDOM=$SEED
 PER_ROUND=$(t_size 5 10)	# marks placed per round of writing (the log grows with them)
@@ -38,6 +47,11 @@ LOG_MB=${LOG_MB:-512}	# per member; memory-backed, only what is logged uses memo
 STRIPES=$(( (BLOCKS * 8 + CHUNK * (N - 1) - 1) / (CHUNK * (N - 1)) ))
 
 log_line() { [ -z "${CRASH_LOG:-}" ] || echo "$*" >>"$CRASH_LOG"; }
+
+# The protection off, for the control.
+SKIP=/sys/kernel/debug/rainssd/skip_unclean_resync
+[ -w $SKIP ] || fail "no $SKIP (dm-rainssd with debugfs)"
+trap 'echo 0 >$SKIP 2>/dev/null' EXIT
 
 # members <dev...>: T_DEVS and the volume geometry for these members.
 members() { T_DEVS=("$@"); T_CHUNK=$CHUNK; T_LEN=$(t_usable $CHUNK); }
@@ -92,10 +106,13 @@ record() {
 	note "round: $(wc -l </tmp/lw.acked) writes acked; member 0's log: $("$LR" list /dev/rsx0 | tail -1)"
 }
 
-# check_mark <name> <acked lines> <issued lines>: replay, create, fail a
-# member, verify. Sets OUTCOME (clean, damaged, error) and DETAIL.
+# check_mark <name> <acked lines> <issued lines> [noprotect]: replay,
+# create, fail a member, verify. Sets OUTCOME (clean, damaged, error) and
+# DETAIL. With noprotect, the volume comes back with the protection off and
+# the member failed is a data member of a stripe the replay left torn (md's
+# left-symmetric layout: stripe s's parity on member N-1-s%N), if any.
 check_mark() {
-	local m=$1 a=$2 is=$3 i rc failed after health
+	local m=$1 a=$2 is=$3 prot=${4:-protect} i rc failed after health s torn=-
 	OUTCOME=error DETAIL=""
 	dmsetup remove --retry $VOL >/dev/null 2>&1
 	"$CHANNELS" destroy >/dev/null 2>&1
@@ -105,22 +122,36 @@ check_mark() {
 			{ DETAIL="replay of member $i to $m: $(tail -1 /tmp/lw.replay)"; return; }
 	done
 	members /dev/rsch{0..3}
+	failed=$((RANDOM % N))
+	if [ "$prot" = noprotect ]; then
+		s=$("$CHECK" --stripes $STRIPES $CHUNK "${T_DEVS[@]}" 2>/dev/null |
+			sed -nE 's/^bad stripe ([0-9]+):.*/\1/p' | shuf -n1 --random-source=<(yes $RANDOM))
+		if [ -n "$s" ]; then
+			torn=$s
+			failed=$(( (N - 1 - s % N + 1 + RANDOM % (N - 1)) % N ))
+		fi
+		echo 1 >$SKIP
+	fi
 	# The same table line, on the replayed copies.
-	echo "$LINE" | sed "s|/dev/mapper/rslw|/dev/rsch|g" | dmsetup create $VOL 2>/tmp/lw.create ||
+	echo "$LINE" | sed "s|/dev/mapper/rslw|/dev/rsch|g" | dmsetup create $VOL 2>/tmp/lw.create
+	rc=$?
+	echo 0 >$SKIP
+	[ "$rc" = 0 ] ||
 		{ DETAIL="created on the replayed members: refused: $(tail -1 /tmp/lw.create); $(dmesg | grep -i rainssd | tail -2 | tr '\n' ' ')"; return; }
 	t_idle $VOL 600 || { DETAIL="resync not over after 600 s"; return; }
 	dmsetup suspend $VOL
 	after=$("$CHECK" --quiet --stripes $STRIPES $CHUNK "${T_DEVS[@]}" 2>&1 | sed -nE 's/^checked ([0-9]+) stripes, ([0-9]+) bad.*/\2 of \1/p')
 	dmsetup resume $VOL || { DETAIL="resume"; return; }
-	failed=$((RANDOM % N))
 	dmsetup message $VOL 0 fail $failed || { DETAIL="fail $failed refused"; return; }
 	health=$(t_status_field $VOL 2)
+	local extra=""
+	[ "$prot" = protect ] || extra="protection off, torn stripe $torn, "
 	head -n "$a" /tmp/lw.acked >/tmp/lw.acked.m
 	head -n "$is" /tmp/lw.issued >/tmp/lw.issued.m
 	"$CW" verify --dev /dev/mapper/$VOL --blocks $BLOCKS --issued /tmp/lw.issued.m \
 		--acked /tmp/lw.acked.m >/tmp/lw.verify 2>&1
 	rc=$?
-	DETAIL="$a acked/$is issued before it; parity bad after resync: ${after:-?}; failed $failed, health $health; $(tail -1 /tmp/lw.verify | sed 's/^verified //')"
+	DETAIL="$a acked/$is issued before it; parity bad after resync: ${after:-?}; ${extra}failed $failed, health $health; $(tail -1 /tmp/lw.verify | sed 's/^verified //')"
 	case $rc in
 	0) OUTCOME=clean ;;
 	1) OUTCOME=damaged ;;
@@ -151,3 +182,20 @@ note "outcomes: ${count[clean]} clean, ${count[damaged]} damaged, ${count[error]
 echo "CRASH-OUTCOMES 23 clean=${count[clean]} damaged=${count[damaged]} error=${count[error]}"
 [ "${count[damaged]}" = 0 ] || fail "${count[damaged]} of $MARKS marks read back damaged blocks"
 [ "${count[error]}" = 0 ] || fail "${count[error]} marks could not be checked to the end"
+
+# The control: the last round's marks with the protection off, until one
+# finds damage.
+if [ "$CONTROL_MARKS" -gt 0 ]; then
+	found=0 tried=0
+	mapfile -t sample < <(shuf -n "$CONTROL_MARKS" /tmp/lw.marks --random-source=<(yes $RANDOM))
+	for s in "${sample[@]}"; do
+		read -r m a is <<<"$s"
+		check_mark "$m" "$a" "$is" noprotect
+		tried=$((tried + 1))
+		note "protection off, round $round mark $m: $OUTCOME: $DETAIL"
+		[ "$OUTCOME" != error ] || fail "protection off, mark $m could not be checked: $DETAIL"
+		if [ "$OUTCOME" = damaged ]; then found=1; break; fi
+	done
+	[ "$found" = 1 ] ||
+		fail "the protection switched off (skip_unclean_resync) found no damage at $tried marks: the procedure cannot tell"
+fi
