@@ -22,6 +22,7 @@ struct rs_num_desc {
 	const char *name;
 	bool target;			/* a struct rainssd field, else struct rs_tunables */
 	bool table_only;		/* no message: it shapes the volume when it is made */
+	bool tier;			/* the tier's: no message on a volume with none */
 	size_t offset;
 	unsigned int min, max, def;
 	char *error;			/* for ti->error */
@@ -35,6 +36,12 @@ struct rs_num_desc {
 #define RS_TARGET_NUM(f, lo, hi, d) {						\
 	.name = #f, .target = true, .offset = offsetof(struct rainssd, f),	\
 	.min = lo, .max = hi, .def = d,						\
+	.error = "Invalid " #f ": need " #lo " to " #hi				\
+}
+
+#define RS_TIER_NUM(f, lo, hi, d) {						\
+	.name = #f, .target = true, .tier = true,				\
+	.offset = offsetof(struct rainssd, f), .min = lo, .max = hi, .def = d,	\
 	.error = "Invalid " #f ": need " #lo " to " #hi				\
 }
 
@@ -55,11 +62,11 @@ static const struct rs_num_desc rs_num_descs[] = {
 	{ .name = "tier_size", .target = true, .table_only = true,
 	  .offset = offsetof(struct rainssd, tier_size), .min = 0, .max = 4294967295U,
 	  .def = 0, .error = "Invalid tier_size: need 0 to 4294967295 sectors" },
-	RS_TARGET_NUM(migration_threshold, 1, 63, RS_DEF_MIGRATION_THRESHOLD),
-	RS_TARGET_NUM(home_threshold, 1, 63, RS_DEF_HOME_THRESHOLD),
-	RS_TARGET_NUM(tier_high_pct, 0, 100, RS_DEF_TIER_HIGH_PCT),
-	RS_TARGET_NUM(tier_low_pct, 0, 100, RS_DEF_TIER_LOW_PCT),
-	RS_TARGET_NUM(migration_rate, 0, 2000000000, RS_DEF_MIGRATION_RATE),
+	RS_TIER_NUM(migration_threshold, 1, 63, RS_DEF_MIGRATION_THRESHOLD),
+	RS_TIER_NUM(home_threshold, 1, 63, RS_DEF_HOME_THRESHOLD),
+	RS_TIER_NUM(tier_high_pct, 0, 100, RS_DEF_TIER_HIGH_PCT),
+	RS_TIER_NUM(tier_low_pct, 0, 100, RS_DEF_TIER_LOW_PCT),
+	RS_TIER_NUM(migration_rate, 0, 2000000000, RS_DEF_MIGRATION_RATE),
 };
 
 static unsigned int *rs_num(struct rainssd *rs, const struct rs_num_desc *d)
@@ -170,6 +177,35 @@ static int rs_set_stripe_cache(struct rainssd *rs, const char *val, char **error
 }
 
 /*
+ * A numeric option by message: the check of a pair (min and max) and the
+ * store under opt_lock, as messages are not serialised by device-mapper
+ * (up to 1.11.22 two at once could each pass against the other's old value
+ * and leave min above max).
+ */
+static int rs_set_message_num(struct rainssd *rs, const struct rs_num_desc *d,
+			      unsigned int v, char **error)
+{
+	int r = 0;
+
+	mutex_lock(&rs->opt_lock);
+	if ((!strcmp(d->name, "min_recovery_rate") && v > rs->max_recovery_rate) ||
+	    (!strcmp(d->name, "max_recovery_rate") && v < rs->min_recovery_rate)) {
+		*error = "min_recovery_rate must not exceed max_recovery_rate";
+		r = -EINVAL;
+	} else if ((!strcmp(d->name, "tier_low_pct") && v > rs->tier_high_pct) ||
+		   (!strcmp(d->name, "tier_high_pct") && v < rs->tier_low_pct)) {
+		*error = "tier_low_pct must not exceed tier_high_pct";
+		r = -EINVAL;
+	} else {
+		WRITE_ONCE(*rs_num(rs, d), v);
+	}
+	mutex_unlock(&rs->opt_lock);
+	if (!r && rs->tier_mig && strstr(d->name, "tier_") == d->name)
+		rs_migrate_kick(rs->tier_mig);
+	return r;
+}
+
+/*
  * Set option @opt (an rs_opt_index()) to @val; shared by the table line and
  * the messages (@in_table: the table line). On a bad value returns -EINVAL
  * with *@error set.
@@ -220,29 +256,28 @@ int rs_set_option(struct rainssd *rs, int opt, const char *val, bool in_table, c
 			 "region_size is a table argument: it shapes a new volume's bitmap";
 		return -EINVAL;
 	}
+	/*
+	 * The table takes them on any volume (its status prints them back
+	 * when they differ from their defaults, so that a reload keeps them).
+	 */
+	if (d->tier && !in_table && !rs->tier) {
+		*error = "this volume has no tier";
+		return -EINVAL;
+	}
 	if (kstrtouint(val, 10, &v) || v < d->min || v > d->max) {
 		*error = d->error;
 		return -EINVAL;
 	}
-	/* The table's pair is checked once both are read (rs_parse_opt_args). */
-	if (!in_table &&
-	    ((!strcmp(d->name, "min_recovery_rate") && v > READ_ONCE(rs->max_recovery_rate)) ||
-	     (!strcmp(d->name, "max_recovery_rate") && v < READ_ONCE(rs->min_recovery_rate)))) {
-		*error = "min_recovery_rate must not exceed max_recovery_rate";
-		return -EINVAL;
+	if (in_table) {
+		/* The pairs are checked once both are read (rs_parse_opt_args). */
+		if (!strcmp(d->name, "tier_size"))
+			rs->tier_size_given = true;
+		else if (!strcmp(d->name, "region_size"))
+			rs->region_size_given = true;
+		*rs_num(rs, d) = v;
+		return 0;
 	}
-	if (!in_table &&
-	    ((!strcmp(d->name, "tier_low_pct") && v > READ_ONCE(rs->tier_high_pct)) ||
-	     (!strcmp(d->name, "tier_high_pct") && v < READ_ONCE(rs->tier_low_pct)))) {
-		*error = "tier_low_pct must not exceed tier_high_pct";
-		return -EINVAL;
-	}
-	if (in_table && !strcmp(d->name, "tier_size"))
-		rs->tier_size_given = true;
-	WRITE_ONCE(*rs_num(rs, d), v);
-	if (!in_table && rs->tier_mig && strstr(d->name, "tier_") == d->name)
-		rs_migrate_kick(rs->tier_mig);
-	return 0;
+	return rs_set_message_num(rs, d, v, error);
 }
 
 /*
@@ -374,11 +409,14 @@ void rs_emit_table_opts(struct rainssd *rs, char *result, unsigned int maxlen,
 	unsigned int sz = *sz_ptr, opt, words = 0;
 	unsigned int v[RS_NR_OPTS];
 
-	for (opt = 0; opt < RS_NR_OPTS; opt++) {
+	/* Both values of a pair as one message left them (process context). */
+	mutex_lock(&rs->opt_lock);
+	for (opt = 0; opt < RS_NR_OPTS; opt++)
 		v[opt] = rs_opt_value(rs, opt);
+	mutex_unlock(&rs->opt_lock);
+	for (opt = 0; opt < RS_NR_OPTS; opt++)
 		if (rs_opt_set(rs, opt, v[opt]))
 			words += opt == RS_OPT_NOSYNC ? 1 : 2;
-	}
 	if (!words)
 		return;
 	DMEMIT(" %u", words);

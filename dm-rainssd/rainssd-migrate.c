@@ -208,6 +208,15 @@ int rs_migrate_message(struct rs_migrate *mg, unsigned int argc, char **argv, ch
 		*error = "Usage: flush_tier [idle]";
 		return -EINVAL;
 	}
+	/*
+	 * Up to 1.11.22 taken, and nothing moved: the status said frozen for
+	 * good. (A lost commit leaves two members out, so the check below
+	 * refuses it too, with a reason that does not say why.)
+	 */
+	if (!stop && rs_tier_mode(mg->rs->tier) == RS_TIER_FAIL) {
+		*error = "the tier's table cannot be committed (metadata_mode fail)";
+		return -EBUSY;
+	}
 	if (!stop && !rs_mig_possible(mg->rs)) {
 		*error = "flush_tier needs every member in sync and no resync pending";
 		return -EBUSY;

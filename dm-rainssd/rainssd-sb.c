@@ -120,9 +120,13 @@ enum rs_sb_read rs_sb_decode(const void *block, struct rs_sb *sb, const char **w
 	/*
 	 * Format 1 has no tier; format 2 has one, after the data area and
 	 * ending within a member (up to 1.11.16 an end past 2^64 sectors
-	 * passed every size check, and sized the tier's bitmaps from it).
+	 * passed every size check, and sized the tier's bitmaps from it), of
+	 * no more sectors than the table's tier_size can give (up to 1.11.22
+	 * more was taken, and the status printed it cut to 32 bits: a table
+	 * that reload refused).
 	 */
 	if ((le32_to_cpu(d->version) == RS_SB_VERSION) != !sb->tier_sectors ||
+	    sb->tier_sectors > U32_MAX ||
 	    (sb->tier_sectors &&
 	     (check_add_overflow(sb->tier_start, sb->tier_sectors, &end) ||
 	      check_mul_overflow(sb->stripes, (u64)sb->chunk, &data) ||
@@ -425,6 +429,7 @@ static bool rs_slot_one_behind(const struct rs_activation *a, unsigned int i,
  *    so it may have missed data too), unless it missed the last commit
  *    only (rs_slot_one_behind(): a power cut inside that commit; 1.11.12,
  *    before stale too); "-" fails its slot. None of them serves data.
+ *    Not with @a->defer_stale (read while another table committed).
  *  - "rebuild <i>" makes slot i rebuilding: from its checkpoint when the
  *    superblocks already say it is, else from stripe 0; a blank device is
  *    accepted only there. Not while the initial resync is unfinished: the
@@ -599,7 +604,7 @@ void rs_assemble(const struct rs_activation *a, struct rs_assembly *out)
 			sb->state[i] = RS_MS_REBUILDING;
 			continue;
 		}
-		if (stale && sb->state[i] != RS_MS_FAILED) {
+		if (stale && sb->state[i] != RS_MS_FAILED && !a->defer_stale) {
 			__set_bit(i, &out->stale);
 			__set_bit(i, &out->failed);
 			sb->state[i] = RS_MS_FAILED;

@@ -148,6 +148,13 @@ struct rs_activation {
 	 * While another table of the device is live it is not clean.
 	 */
 	bool at_resume;
+	/*
+	 * Members older than the newest are not taken as stale: a
+	 * constructor that read the superblocks while another table of the
+	 * device committed them (rs_assemble_members()); the first resume
+	 * decides.
+	 */
+	bool defer_stale;
 	u32 region_stripes;		/* a new volume's bitmap regions */
 	bool region_given;		/* the table names region_size: must match */
 	u64 member_sectors;		/* the members' size */

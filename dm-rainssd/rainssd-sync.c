@@ -388,13 +388,20 @@ static void rs_sync_done(void *ctx, blk_status_t status, u64 mismatches)
 	wake_up(&s->idle_wait);
 }
 
-/* Start, or go on with, what the state needs. */
-void rs_sync_start(struct rs_sync *s)
+/*
+ * Start, or go on with, what the state needs. @resume: a resume, which also
+ * lifts an error's halt; not a suspend undone (presuspend_undo), which
+ * leaves it (up to 1.11.22 it lifted it too: an interrupted suspend retried
+ * the stretch that had failed, and counted its read errors again; case 67).
+ */
+void rs_sync_start(struct rs_sync *s, bool resume)
 {
 	spin_lock_irq(&s->lock);
 	s->running = true;
-	s->halted = false;
-	s->stuck = false;
+	if (resume) {
+		s->halted = false;
+		s->stuck = false;
+	}
 	s->rate.win_start = ktime_get_ns();
 	s->rate.win_sectors = 0;
 	s->last_commit = s->rate.win_start;

@@ -8,8 +8,9 @@
  * member) and yielding to user I/O above the minimum.
  *
  * Handle: struct rs_sync (opaque). rs_sync_create and rs_sync_destroy are
- * for the constructor and destructor; rs_sync_start (resume) and
- * rs_sync_stop (presuspend: waits for the operation in flight) may sleep;
+ * for the constructor and destructor; rs_sync_start (resume, and
+ * presuspend_undo) and rs_sync_stop (presuspend: waits for the operation
+ * in flight) may sleep;
  * rs_sync_status and rs_sync_message never sleep. Online scrub (check,
  * repair) runs on the same machinery, after any resync or rebuild.
  */
@@ -57,7 +58,7 @@ unsigned long rs_rate_delay(struct rainssd *rs, struct rs_rate *r, u64 min, u64 
 
 int rs_sync_create(struct rainssd *rs, struct rs_sync **out);
 void rs_sync_destroy(struct rs_sync *s);
-void rs_sync_start(struct rs_sync *s);
+void rs_sync_start(struct rs_sync *s, bool resume);
 void rs_sync_stop(struct rs_sync *s);
 void rs_sync_kick(struct rs_sync *s);
 const char *rs_sync_status(struct rs_sync *s, u64 *done, u64 *total, u64 *mismatches);

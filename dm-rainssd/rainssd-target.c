@@ -155,6 +155,7 @@ static void rs_free(struct rainssd *rs)
 	for (i = 0; i < rs->geom.n; i++)
 		if (rs->dev[i])
 			dm_put_device(rs->ti, rs->dev[i]);
+	mutex_destroy(&rs->opt_lock);
 	kfree(rs);
 }
 
@@ -219,13 +220,16 @@ static int rs_tier_setup(struct rainssd *rs, const struct rs_assembly *as)
 
 	if (!as->sb.tier_sectors)
 		return 0;
+	/* 32 bits: rs_sb_decode() refuses more, which no table could give. */
 	rs->tier_size = as->sb.tier_sectors;
 	r = rs_tier_layout(&t, &rs->geom, as->sb.stripes, as->sb.tier_start, as->sb.tier_sectors);
 	if (r) {
-		ti->error = r == -E2BIG ?
+		ti->error = r == -EOVERFLOW ?
+			    "Too many stripes for a tier: at most 536870911 (use a larger chunk)" :
+			    r == -E2BIG ?
 			    "tier_size too large: more than 2^24 stripes in the tier" :
 			    "tier_size too small to hold its table and one stripe";
-		return r;
+		return r == -EOVERFLOW ? -EINVAL : r;
 	}
 	rs_meta_uuid(rs->meta, uuid);
 	r = rs_tier_create(rs, &t, uuid, &rs->tier);
@@ -271,7 +275,7 @@ static int rs_assemble_members(struct rainssd *rs)
 	a->stripes = DIV_ROUND_UP_SECTOR_T(ti->len, rs->geom.stripe_data);
 	a->usable_stripes = (rs->member_sectors - rs->geom.data_offset) >> rs->geom.chunk_shift;
 	a->region_stripes = rs_bitmap_region_stripes(&rs->geom, a->usable_stripes, rs->region_size);
-	a->region_given = rs->region_size != RS_DEF_REGION_SIZE;
+	a->region_given = rs->region_size_given;
 	a->member_sectors = rs->member_sectors;
 	a->tier_sectors = round_down((u64)rs->tier_size, rs->geom.chunk);
 	a->tier_given = rs->tier_size_given;
@@ -286,10 +290,46 @@ static int rs_assemble_members(struct rainssd *rs)
 		goto out;
 	}
 	rs_assemble(a, as);
+	if (as->error && as->stale) {
+		/*
+		 * Refused with members older than the newest: read them again.
+		 * A newest generation that moved meanwhile is another table of
+		 * the device committing (a reload beside a live table, a
+		 * rebuild's checkpoint every 2 s), and a member read before two
+		 * of its commits only looked stale: the first resume decides,
+		 * on the superblocks that table left. Up to 1.11.22 the reload
+		 * was refused when another member was out (case 65; found by a
+		 * review). Superblocks that hold still are decided now.
+		 */
+		u64 newest = as->sb.events;
+
+		r = rs_meta_read(rs, a);
+		if (r) {
+			ti->error = "Cannot read the members' superblocks";
+			goto out;
+		}
+		rs_assemble(a, as);
+		if (as->error && as->sb.events != newest) {
+			a->defer_stale = true;
+			rs_assemble(a, as);
+			a->defer_stale = false;
+		}
+	}
 	if (as->error) {
 		if (as->bad_slot >= 0)
 			DMERR("member %d: %s", as->bad_slot, as->error);
 		ti->error = (char *)as->error;
+		r = -EINVAL;
+		goto out;
+	}
+	/*
+	 * A new volume's tier_size under a chunk: up to 1.11.22 rounded down
+	 * to no tier at all, while the status printed the tier_size given.
+	 * An existing volume without a tier still takes it (as 1.11.22 did,
+	 * so that the table line it printed reloads).
+	 */
+	if (as->fresh && rs->tier_size && rs->tier_size < rs->geom.chunk) {
+		ti->error = "tier_size too small to hold its table and one stripe";
 		r = -EINVAL;
 		goto out;
 	}
@@ -388,6 +428,7 @@ static int rs_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		return -ENOMEM;
 	}
 	rs->ti = ti;
+	mutex_init(&rs->opt_lock);
 	r = rs_geom_init(&rs->geom, n, chunk);
 	if (r) {
 		ti->error = "Invalid geometry";
@@ -937,7 +978,13 @@ static int rs_preresume(struct dm_target *ti)
 		 */
 		if (rs_meta_failed(rs->meta))
 			return 0;
-		return rs_meta_clean(rs->meta) ? rs_meta_set_clean(rs->meta, false) : 0;
+		r = rs_meta_clean(rs->meta) ? rs_meta_set_clean(rs->meta, false) : 0;
+		/*
+		 * Nor does one whose commit here reached no member: it is
+		 * failed now (up to 1.11.22 that resume failed, and only a
+		 * second one went through; case 66).
+		 */
+		return r && rs_meta_failed(rs->meta) ? 0 : r;
 	}
 	r = rs_first_resume(rs);
 	if (!r) {
@@ -953,7 +1000,7 @@ static void rs_resume(struct dm_target *ti)
 
 	/* The postsuspend's rs_bitmap_quiesce() stopped the bits' clearing. */
 	rs_bitmap_resume(rs->bitmap);
-	rs_sync_start(rs->sync);
+	rs_sync_start(rs->sync, true);
 	rs_migrate_start(rs->tier_mig);
 }
 
@@ -970,7 +1017,7 @@ static void rs_presuspend_undo(struct dm_target *ti)
 {
 	struct rainssd *rs = ti->private;
 
-	rs_sync_start(rs->sync);
+	rs_sync_start(rs->sync, false);
 	rs_migrate_start(rs->tier_mig);
 }
 
@@ -1002,7 +1049,7 @@ static void rs_postsuspend(struct dm_target *ti)
 
 static struct target_type rainssd_target = {
 	.name = "rainssd",
-	.version = {1, 11, 22},
+	.version = {1, 11, 23},
 	.module = THIS_MODULE,
 	.ctr = rs_ctr,
 	.dtr = rs_dtr,

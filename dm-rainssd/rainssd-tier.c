@@ -83,7 +83,10 @@ static u32 rs_div_up32(u64 a, u64 b)
  * Lay out a tier of @sectors per member starting at member sector @start
  * for a volume of @stripes stripes of geometry @g. -EINVAL when it cannot
  * hold one stripe, -E2BIG when its table would be too large (more than
- * 2^24 records).
+ * 2^24 records), -EOVERFLOW when the volume has more stripes than a tier
+ * can map (RS_TIER_MAX_STRIPES; up to 1.11.22 a volume of 2^29 stripes or
+ * more made the stripe map's kvcalloc() pass INT_MAX bytes: a WARN, and
+ * the table refused as if memory were short).
  */
 int rs_tier_layout(struct rs_tier_layout *t, const struct rs_geom *g, u64 stripes,
 		   u64 start, u64 sectors)
@@ -92,6 +95,8 @@ int rs_tier_layout(struct rs_tier_layout *t, const struct rs_geom *g, u64 stripe
 	u64 slots, recs, table;
 
 	memset(t, 0, sizeof(*t));
+	if (stripes > RS_TIER_MAX_STRIPES)
+		return -EOVERFLOW;
 	t->start = start;
 	t->sectors = sectors;
 	t->n = g->n;

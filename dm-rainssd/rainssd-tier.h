@@ -24,6 +24,7 @@
 #define RAINSSD_TIER_H
 
 #include <linux/bits.h>
+#include <linux/limits.h>
 #include <linux/types.h>
 
 #include "rainssd-geometry.h"
@@ -91,6 +92,17 @@ const char *rs_place_name(enum rs_place p);
  * blocks' generation field is the commit's sequence number.
  */
 #define RS_TIER_BLOCK		4096U
+/*
+ * The most stripes a volume with a tier may have (536870911, as
+ * rs_tier_setup()'s error says): the tier keeps a u32 per stripe of the
+ * volume in memory (rs_tier_create()'s stripe map), just under 2 GiB at
+ * this limit, the most kvmalloc() takes (INT_MAX bytes; a larger request
+ * WARNs and fails). Every volume 1.11.22 could activate is below it. The
+ * tier's other allocations follow its records (at most 2^24) or its
+ * table's blocks. A 4 KiB chunk reaches the limit at 2 TiB per member, a
+ * 64 KiB one at 32 TiB.
+ */
+#define RS_TIER_MAX_STRIPES	((u64)INT_MAX / sizeof(u32))
 #define RS_TIER_BLOCK_SECTORS	(RS_TIER_BLOCK >> 9)
 /*
  * The highest commit sequence number, block generation and record sequence

@@ -1207,6 +1207,8 @@ int rs_tier_create(struct rainssd *rs, const struct rs_tier_layout *t, const u8 
 	struct rs_tier *tr;
 	unsigned int m;
 
+	/* rs_tier_layout() caps the stripes: the stripe map stays in kvmalloc()'s range. */
+	BUILD_BUG_ON(RS_TIER_MAX_STRIPES * sizeof(*tr->smap) > INT_MAX);
 	*out = NULL;
 	tr = kzalloc(sizeof(*tr), GFP_KERNEL);
 	if (!tr)

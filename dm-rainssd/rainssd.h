@@ -85,7 +85,7 @@
 #include "rainssd-shape.h"
 
 #define DM_MSG_PREFIX "rainssd"
-#define RS_VERSION_STR "1.11.22"
+#define RS_VERSION_STR "1.11.23"
 
 /* md's defaults: speed_limit_min and _max (KiB/s per member), max_corr_read_errors. */
 #define RS_DEF_MIN_RECOVERY_RATE	1000
@@ -190,6 +190,7 @@ struct rainssd {
 	struct rs_bitmap *bitmap;
 	struct rs_log *log;
 	unsigned int region_size;	/* "region_size": a new volume's bitmap regions */
+	bool region_size_given;		/* in the table, even at its default */
 	struct rs_tier *tier;		/* the RAID1 tier, NULL when off */
 	struct rs_migrate *tier_mig;	/* its offline migration */
 	unsigned int tier_size;		/* "tier_size": a new volume's tier, per member */
@@ -197,6 +198,8 @@ struct rainssd {
 	unsigned int migration_threshold, home_threshold;
 	unsigned int tier_high_pct, tier_low_pct;
 	unsigned int migration_rate;	/* KiB/s per member */
+	/* Serialises the messages that set a pair (min_/max_recovery_rate, tier_*_pct). */
+	struct mutex opt_lock;
 
 	struct rs_stats __percpu *stats;
 	struct rs_stats *stats_base;	/* the sums at the last stats_reset */

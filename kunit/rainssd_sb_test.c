@@ -347,6 +347,7 @@ enum t_edit {
 	E_STATE_AT_N, E_STATE_AT_31, E_CP_AT_N, E_NONE_AT_LAST, E_NONE_AT_0, E_STATE_NR, E_STATE_FF,
 	E_RB_CP_OVER, E_RB_CP_HUGE, E_RB_CP_END, E_FAILED_CP_HUGE,
 	E_TIER, E_TIER_NO_VERSION, E_TIER_IN_DATA, E_TIER_END_TOP, E_TIER_WRAP, E_TIER_START_TOP,
+	E_TIER_U32, E_TIER_OVER_U32,
 	E_REGIONS_TOP, E_REGIONS_OVER, E_REGIONS_NONE,
 };
 
@@ -400,6 +401,9 @@ static const struct {
 	/* Up to 1.11.16 these passed: the end wrapped past 2^64. */
 	{ E_TIER_WRAP, "a tier ending past sector 2^64", RS_SBR_CORRUPT },
 	{ E_TIER_START_TOP, "a tier starting at sector 2^64 - 1", RS_SBR_CORRUPT },
+	{ E_TIER_U32, "a tier of 2^32 - 1 sectors", RS_SBR_VALID },
+	/* Up to 1.11.22 this passed, and the status cut it to 32 bits. */
+	{ E_TIER_OVER_U32, "a tier of 2^32 sectors (more than tier_size gives)", RS_SBR_CORRUPT },
 	{ E_REGIONS_TOP, "as many bitmap regions as its area holds", RS_SBR_VALID },
 	/* Up to 1.11.18 this passed, and the bitmap's allocation failed (ENOMEM). */
 	{ E_REGIONS_OVER, "one bitmap region more than its area holds", RS_SBR_CORRUPT },
@@ -543,13 +547,19 @@ static void t_edit(struct rs_sb_disk *d, enum t_edit e)
 	case E_TIER_END_TOP:
 	case E_TIER_WRAP:
 	case E_TIER_START_TOP:
+	case E_TIER_U32:
+	case E_TIER_OVER_U32:
 		end = RS_DATA_OFFSET + T_STRIPES * T_CHUNK;
 		d->version = cpu_to_le32(e == E_TIER_NO_VERSION ? RS_SB_VERSION :
 					 RS_SB_VERSION_TIER);
+		/* The largest tier, U32_MAX sectors, ending at 2^64 - 1 or past it. */
 		d->tier_start = cpu_to_le64(e == E_TIER_IN_DATA ? end - 1 :
-					    e == E_TIER_START_TOP ? U64_MAX : end);
-		d->tier_sectors = cpu_to_le64(e == E_TIER_END_TOP ? U64_MAX - end :
-					      e == E_TIER_WRAP ? U64_MAX - end + 1 : 1024);
+					    e == E_TIER_START_TOP ? U64_MAX :
+					    e == E_TIER_END_TOP ? U64_MAX - U32_MAX :
+					    e == E_TIER_WRAP ? U64_MAX - U32_MAX + 1 : end);
+		d->tier_sectors = cpu_to_le64(e == E_TIER_END_TOP || e == E_TIER_WRAP ||
+					      e == E_TIER_U32 ? U32_MAX :
+					      e == E_TIER_OVER_U32 ? BIT_ULL(32) : 1024);
 		break;
 	}
 }
@@ -1183,6 +1193,17 @@ static void rs_sb_test_two_stale(struct kunit *test)
 	t_member(test, v, 3, T_E - 5);
 	t_assemble(v);
 	T_REFUSED(test, v, -1, "Two or more");
+	/*
+	 * Read while another table committed (a reload beside a live table):
+	 * members read early only look stale; the resume decides (1.11.23).
+	 */
+	v->a.defer_stale = true;
+	t_assemble(v);
+	T_OK(test, v);
+	KUNIT_EXPECT_EQ(test, v->out.stale, 0UL);
+	KUNIT_EXPECT_EQ(test, v->out.failed, 0UL);
+	T_STATES(test, v, "AAAA");
+	v->a.defer_stale = false;
 
 	t_member(test, v, 1, T_E);
 	v->a.slot[1].missing = true;

@@ -244,6 +244,15 @@ static void rs_tier_layout_sizes(struct kunit *test)
 	/* More records than the stripe map can index. */
 	KUNIT_ASSERT_EQ(test, rs_geom_init(&g, 32, 8), 0);
 	KUNIT_EXPECT_EQ(test, rs_tier_layout(&t, &g, 1000, start, 1ULL << 31), -E2BIG);
+	/*
+	 * A volume of more stripes than the tier's stripe map may have (up to
+	 * 1.11.22 its kvcalloc() passed INT_MAX bytes from 2^29 on: a WARN).
+	 */
+	KUNIT_ASSERT_EQ(test, rs_geom_init(&g, 3, 8), 0);
+	KUNIT_EXPECT_EQ(test, rs_tier_layout(&t, &g, RS_TIER_MAX_STRIPES, start, 1ULL << 20), 0);
+	KUNIT_EXPECT_EQ(test, rs_tier_layout(&t, &g, RS_TIER_MAX_STRIPES + 1, start, 1ULL << 20),
+			-EOVERFLOW);
+	KUNIT_EXPECT_EQ(test, rs_tier_layout(&t, &g, 1ULL << 29, start, 1ULL << 20), -EOVERFLOW);
 }
 
 static void rs_tier_record_roundtrip(struct kunit *test)

@@ -25,7 +25,7 @@ set -- $st
 # No tier: 0/0 stripes, no migration, the table rw; no write joined yet.
 [ "${40}" = 0/0 ] && [ "${46}" = idle ] && [ "${47}" = rw ] && [ "${48}" = - ] &&
 	[ "${49}" = 0 ] || fail "tier and joined fields without a tier or writes: ${*:40}"
-[ "$4" = 1.11.22 ] && [ "$5" = 4 ] && [ "$6" = AAAA ] && [ "${15}" = rcw ] && [ "${16}" = direct ] &&
+[ "$4" = 1.11.23 ] && [ "$5" = 4 ] && [ "$6" = AAAA ] && [ "${15}" = rcw ] && [ "${16}" = direct ] &&
 	[ "${22}" = 0 ] || fail "status fields"
 for w in "${@:23:4}"; do
 	# 1.6.0: 12 numbers (the others' load on the member's device appended)
