@@ -353,7 +353,8 @@ static enum sb_kind sb_decode(const unsigned char *b, struct sb *sb, const char 
 		*why = "an uncovered boundary without its flag";
 		return SB_CORRUPT;
 	}
-	if ((sb->version == SB_VERSION) != !sb->tier_sectors ||
+	/* a tier of fewer than 2^32 sectors, what tier_size gives (1.11.23) */
+	if ((sb->version == SB_VERSION) != !sb->tier_sectors || sb->tier_sectors > UINT32_MAX ||
 	    (sb->tier_sectors &&
 	     sb->tier_start < sb->data_offset + sb->stripes * sb->chunk)) {
 		*why = "impossible tier fields";

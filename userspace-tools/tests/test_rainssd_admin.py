@@ -356,13 +356,17 @@ class KernelCodec(unittest.TestCase):
                    dict(version=3, tier_start=40960, tier_sectors=4096), dict(events=2 ** 63),
                    # ends that wrap past 2^64 (valid up to 1.11.16)
                    dict(version=2, stripes=2 ** 57, tier_start=40960, tier_sectors=8),
-                   dict(version=2, tier_start=2 ** 64 - 4, tier_sectors=8)):
+                   dict(version=2, tier_start=2 ** 64 - 4, tier_sectors=8),
+                   # more than tier_size gives (valid up to 1.11.22)
+                   dict(version=2, tier_start=50000, tier_sectors=2 ** 32),
+                   dict(version=2, tier_start=50000, tier_sectors=2 ** 64 - 50001)):
             self.assertEqual(self.kdecode(encode_sb(**kw))[0], "corrupt", kw)
             self.assertEqual(admin.decode_sb(encode_sb(**kw))[0], "corrupt", kw)
         # format 2, a tier after the data area: valid in both
         for kw in (dict(version=2, tier_start=40960, tier_sectors=4096),
                    dict(version=2, tier_start=50000, tier_sectors=8),
-                   dict(version=2, tier_start=50000, tier_sectors=2 ** 64 - 50001)):
+                   dict(version=2, tier_start=50000, tier_sectors=2 ** 32 - 1),
+                   dict(version=2, tier_start=2 ** 64 - 2 ** 32, tier_sectors=2 ** 32 - 1)):
             self.assertEqual(self.kdecode(encode_sb(**kw))[0], "valid", kw)
             self.assertEqual(admin.decode_sb(encode_sb(**kw))[0], "valid", kw)
 
